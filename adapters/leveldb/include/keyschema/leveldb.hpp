@@ -1,0 +1,306 @@
+// keyschema/leveldb.hpp: keyschema::leveldb_backend, the LevelDB storage adapter.
+//
+// leveldb_backend meets the byte-level contract of <keyschema/backend.hpp> on one LevelDB
+// database directory, with the same observable behaviour as memory_backend: keys in unsigned
+// byte (memcmp) order (LevelDB's default BytewiseComparator), atomic batches in which later
+// operations on the same key win (leveldb::WriteBatch), snapshots (leveldb::Snapshot) and cursors
+// (leveldb::Iterator) that read one consistent state while writers go on. Durability:
+// write_options::sync maps to leveldb::WriteOptions::sync (see docs/backends/leveldb.md).
+//
+// Usually reached through keyschema::store<Schema, keyschema::leveldb_backend>, which forwards
+// its constructor arguments here:
+//
+//   keyschema::leveldb_backend db("/var/lib/broker/messages", {.cache_bytes = 64 << 20});
+//
+// One database directory is open by at most one leveldb_backend at a time, in any process
+// (LevelDB's LOCK file); a second open raises keyschema::locked_error.
+//
+// Thread-safety: get, snapshot, cursor, approximate_size and property may be called concurrently
+// from any number of threads, also while other threads are inside write() or compact_range()
+// (LevelDB synchronizes internally). A single cursor or snapshot object is not shared between
+// threads without external synchronization. Construction, moves and destruction need exclusive
+// access.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/leveldb/cursor.hpp>
+#include <keyschema/leveldb/detail/status.hpp>
+#include <keyschema/leveldb/options.hpp>
+#include <keyschema/leveldb/snapshot.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <leveldb/cache.h>
+#include <leveldb/db.h>
+#include <leveldb/filter_policy.h>
+#include <leveldb/iterator.h>
+#include <leveldb/options.h>
+#include <leveldb/write_batch.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+class leveldb_backend {
+ public:
+  using snapshot_type = leveldb_snapshot;
+  using cursor_type = leveldb_cursor;
+
+  // Opens (and with options.create_if_missing creates) the LevelDB database in directory `path`.
+  // Errors:
+  //   backend_error, native_call "std::filesystem::create_directories": the directory or one of
+  //     its parents could not be created (a path component is a regular file, no permission, a
+  //     read-only file system); native_code() is the errno value and what() names the path.
+  //     Only attempted when create_if_missing is set and options.env is nullptr.
+  //     Remedy: choose a writable location.
+  //   locked_error, native_call "leveldb::DB::Open": another leveldb_backend (or any LevelDB
+  //     handle) in this or another process has the database open. Remedy: close the other
+  //     handle, or share one backend (it is thread-safe) instead of opening the path twice.
+  //   backend_error, native_call "leveldb::DB::Open", native_code() a detail::leveldb_status_code:
+  //     4 (invalid argument): no database at path and create_if_missing is false, or one exists
+  //       and error_if_exists is true;
+  //     2 (corruption): CURRENT, MANIFEST or (with paranoid_checks) the write-ahead log is
+  //       damaged. Remedy: leveldb::RepairDB on the directory, then reopen;
+  //     5 (IO error): a file could not be read or written. Remedy: check permissions, free disk
+  //       space and file descriptors (max_open_files).
+  //   std::bad_alloc.
+  explicit leveldb_backend(const std::filesystem::path& path, const leveldb_options& options = {})
+      : s_(std::make_unique<state>()) {
+    s_->path = path.string();
+    s_->max_entry = std::min(options.max_entry_bytes, leveldb_max_entry_bytes);
+    s_->verify_checksums = options.paranoid_checks;
+
+    if (options.create_if_missing && options.env == nullptr) {
+      std::error_code ec;
+      std::filesystem::create_directories(path, ec);
+      if (ec) {
+        throw backend_error("keyschema::leveldb_backend: cannot create the database directory '" + s_->path +
+                                "': " + ec.message(),
+                            "std::filesystem::create_directories", ec.value());
+      }
+    }
+
+    ::leveldb::Options o;
+    o.create_if_missing = options.create_if_missing;
+    o.error_if_exists = options.error_if_exists;
+    o.paranoid_checks = options.paranoid_checks;
+    if (options.env != nullptr) o.env = options.env;
+    o.write_buffer_size = options.write_buffer_bytes;
+    o.max_open_files = options.max_open_files;
+    o.compression = options.compression ? ::leveldb::kSnappyCompression : ::leveldb::kNoCompression;
+    s_->cache.reset(::leveldb::NewLRUCache(options.cache_bytes));
+    o.block_cache = s_->cache.get();
+    if (options.bloom_bits_per_key > 0) {
+      s_->filter.reset(::leveldb::NewBloomFilterPolicy(options.bloom_bits_per_key));
+      o.filter_policy = s_->filter.get();
+    }
+
+    ::leveldb::DB* db = nullptr;
+    const ::leveldb::Status st = ::leveldb::DB::Open(o, s_->path, &db);
+    if (!st.ok()) {
+      delete db;  // nullptr on failure; deleting keeps this correct should LevelDB ever change
+      if (detail::leveldb_is_lock_conflict(st)) {
+        throw locked_error("keyschema::leveldb_backend: the database '" + s_->path +
+                               "' is already open (its LOCK file is held by another process or another "
+                               "handle in this process): " + st.ToString(),
+                           "leveldb::DB::Open", detail::leveldb_code(st));
+      }
+      detail::throw_leveldb_error(st, "keyschema::leveldb_backend: cannot open '" + s_->path + "'",
+                                  "leveldb::DB::Open");
+    }
+    s_->db.reset(db);
+  }
+
+  // Moving transfers the open database; snapshots and cursors taken before the move stay valid
+  // and must now be destroyed before the new owner. A moved-from backend may only be destroyed
+  // or assigned to.
+  leveldb_backend(leveldb_backend&&) noexcept = default;
+  leveldb_backend& operator=(leveldb_backend&&) noexcept = default;
+  leveldb_backend(const leveldb_backend&) = delete;
+  leveldb_backend& operator=(const leveldb_backend&) = delete;
+
+  // Closes the database: waits for a running background compaction, then releases the files,
+  // the LOCK, the block cache and the filter policy. Writes made with sync = false are in the
+  // operating system's buffers and survive a process exit, not a power loss.
+  // REQUIRES: every snapshot and cursor of this backend has been destroyed.
+  ~leveldb_backend() = default;
+
+  // Reads key in *snap (the latest committed state when snap is nullptr) into value.
+  // Returns false when the key does not exist (value is then unspecified).
+  // Errors:
+  //   backend_error, native_call "leveldb::DB::Get": 2 (corruption) a damaged table block
+  //     (detected by its checksum with paranoid_checks); 5 (IO error) a failed read.
+  //     Remedy: as for cursor errors, see leveldb_cursor::next().
+  // REQUIRES: snap, when not null, comes from this backend.
+  bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
+    const ::leveldb::Status st = s_->db->Get(read_options(snap), ::leveldb::Slice(key.data(), key.size()), &value);
+    if (st.ok()) return true;
+    if (st.IsNotFound()) return false;
+    detail::throw_leveldb_error(st, "keyschema::leveldb_backend: get from '" + s_->path + "'", "leveldb::DB::Get");
+  }
+
+  // Applies batch atomically (one leveldb::WriteBatch): a reader sees all of it or none of it,
+  // and after a crash either all or none of it is recovered. Later operations on the same key
+  // win. With opts.sync the write-ahead log is fsync'ed before write() returns; an empty batch
+  // with opts.sync only forces earlier unsynced writes to stable storage, and an empty batch
+  // without it does nothing.
+  // May be called concurrently (LevelDB queues writers and may commit them as one group).
+  // Errors (nothing of batch was applied in each case):
+  //   limit_error: an operation's key plus value is larger than max_key_size()
+  //     (leveldb_options::max_entry_bytes), or the batch has 2^32 operations or more.
+  //     Remedy: split the value, or raise max_entry_bytes up to leveldb_max_entry_bytes.
+  //   backend_error, native_call "leveldb::DB::Write", native_code 5 (IO error): the write-ahead
+  //     log could not be written or synced (disk full, I/O error). After a failed sync, or a
+  //     failed background compaction, LevelDB refuses every further write with the same error.
+  //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
+  //     intact part of the log).
+  //   std::bad_alloc.
+  void write(const write_batch& batch, const write_options& opts) {
+    if (batch.empty() && !opts.sync) return;
+    if (batch.size() > std::size_t{0xFFFFFFFF}) {
+      throw limit_error("keyschema::leveldb_backend: a batch of " + std::to_string(batch.size()) +
+                        " operations exceeds LevelDB's limit of 2^32 - 1 per batch; nothing was written");
+    }
+    ::leveldb::WriteBatch wb;
+    for (const write_batch::op o : batch) {
+      if (o.key.size() > s_->max_entry || o.value.size() > s_->max_entry - o.key.size()) {
+        throw limit_error("keyschema::leveldb_backend: an operation of " + std::to_string(o.key.size()) +
+                          " key bytes and " + std::to_string(o.value.size()) + " value bytes exceeds the limit of " +
+                          std::to_string(s_->max_entry) +
+                          " bytes per entry (leveldb_options::max_entry_bytes); nothing was written");
+      }
+      const ::leveldb::Slice k(o.key.data(), o.key.size());
+      if (o.kind == write_batch::op_kind::put) wb.Put(k, ::leveldb::Slice(o.value.data(), o.value.size()));
+      else wb.Delete(k);
+    }
+    ::leveldb::WriteOptions wo;
+    wo.sync = opts.sync;
+    const ::leveldb::Status st = s_->db->Write(wo, &wb);
+    if (!st.ok()) {
+      detail::throw_leveldb_error(st,
+                                  "keyschema::leveldb_backend: writing " + std::to_string(batch.size()) +
+                                      " operations to '" + s_->path + "' failed, nothing was applied",
+                                  "leveldb::DB::Write");
+    }
+  }
+
+  // A view of the latest committed state that does not change while writers go on. Copies share
+  // one leveldb::Snapshot, released when the last copy is destroyed. Live snapshots keep the
+  // versions they see from being compacted away: do not keep them for hours.
+  // Errors: std::bad_alloc. REQUIRES: every copy is destroyed before the backend.
+  snapshot_type snapshot() const { return snapshot_type(s_->db.get(), s_->db->GetSnapshot()); }
+
+  // A cursor over the keys k with range.lower <= k < range.upper (no upper bound when
+  // range.upper is empty), ascending, or descending from the last key < upper when
+  // range.reverse. Reads *snap (keeping a copy of it alive), or LevelDB's implicit snapshot of
+  // the latest state when snap is nullptr. The bounds are copied.
+  // Errors: as leveldb_cursor::next() (the first entry is read here); std::bad_alloc.
+  // REQUIRES: the cursor is destroyed before the backend; snap, when not null, comes from this
+  // backend.
+  cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
+    return cursor_type(*s_->db, read_options(snap), snap ? std::optional<snapshot_type>(*snap) : std::nullopt, range,
+                       &s_->path);
+  }
+
+  // The longest key write() accepts: leveldb_options::max_entry_bytes (at most
+  // leveldb_max_entry_bytes). The limit is on key plus value, so a key this long only fits with
+  // an empty value.
+  std::size_t max_key_size() const noexcept { return s_->max_entry; }
+
+  // Compacts the table files overlapping [range.lower, range.upper] (an empty bound is open;
+  // range.reverse is ignored) down to the last level: erased and overwritten entries no live
+  // snapshot can see are dropped, so cursors over a range that was mass-erased stop wading
+  // through tombstones and the disk space is returned. Blocks until done; may take long on
+  // large ranges. Readers and writers may go on meanwhile.
+  // Errors: none reported here. A compaction that fails (disk full, I/O error) puts LevelDB
+  // into its background-error state: every later write() throws backend_error.
+  void compact_range(const key_range& range) {
+    const ::leveldb::Slice lower(range.lower.data(), range.lower.size());
+    const ::leveldb::Slice upper(range.upper.data(), range.upper.size());
+    s_->db->CompactRange(range.lower.empty() ? nullptr : &lower, range.upper.empty() ? nullptr : &upper);
+  }
+
+  // Approximate bytes of table files used by the keys in range (leveldb::DB::GetApproximateSizes;
+  // range.reverse is ignored). Data still in the memtable (recent writes, up to
+  // write_buffer_bytes) is not counted, and the size is compressed size.
+  // Errors: backend_error, native_call "leveldb::Iterator", only when range.upper is empty (the
+  // last key is read to close the range): as leveldb_cursor::next().
+  std::uint64_t approximate_size(const key_range& range) const {
+    std::string limit;
+    if (range.upper.empty()) {
+      ::leveldb::ReadOptions ro;
+      ro.fill_cache = false;
+      std::unique_ptr<::leveldb::Iterator> it(s_->db->NewIterator(ro));
+      it->SeekToLast();
+      const ::leveldb::Status st = it->status();
+      if (!st.ok()) {
+        detail::throw_leveldb_error(st, "keyschema::leveldb_backend: reading the last key of '" + s_->path + "'",
+                                    "leveldb::Iterator");
+      }
+      if (!it->Valid()) return 0;
+      limit.assign(it->key().data(), it->key().size());
+      limit.push_back('\0');  // the smallest key after the last one
+    } else {
+      limit.assign(range.upper);
+    }
+    if (!(range.lower < std::string_view(limit))) return 0;
+    const ::leveldb::Range r(::leveldb::Slice(range.lower.data(), range.lower.size()), limit);
+    std::uint64_t size = 0;
+    s_->db->GetApproximateSizes(&r, 1, &size);
+    return size;
+  }
+
+  // The value of a LevelDB property (leveldb::DB::GetProperty), e.g. "leveldb.stats",
+  // "leveldb.sstables", "leveldb.num-files-at-level0", "leveldb.approximate-memory-usage";
+  // std::nullopt for an unknown property. Errors: std::bad_alloc.
+  std::optional<std::string> property(std::string_view name) const {
+    std::string value;
+    if (!s_->db->GetProperty(::leveldb::Slice(name.data(), name.size()), &value)) return std::nullopt;
+    return value;
+  }
+
+  // The open database, for LevelDB features keyschema does not wrap. Owned by this backend;
+  // valid until it is destroyed or moved from. Writes made through it bypass the typed layer's
+  // writer serialization and key checks.
+  ::leveldb::DB& native() noexcept { return *s_->db; }
+
+  // The directory this backend opened, as given to the constructor.
+  const std::string& path() const noexcept { return s_->path; }
+
+ private:
+  // Heap-allocated so that snapshots and cursors (which point at db and path) survive a move of
+  // the backend. Members are destroyed bottom-up: the database before the cache and filter
+  // policy it uses.
+  struct state {
+    std::string path;
+    std::size_t max_entry = leveldb_max_entry_bytes;
+    bool verify_checksums = false;
+    std::unique_ptr<::leveldb::Cache> cache;
+    std::unique_ptr<const ::leveldb::FilterPolicy> filter;
+    std::unique_ptr<::leveldb::DB> db;
+  };
+
+  ::leveldb::ReadOptions read_options(const snapshot_type* snap) const noexcept {
+    ::leveldb::ReadOptions ro;
+    ro.verify_checksums = s_->verify_checksums;
+    ro.snapshot = snap != nullptr ? snap->native() : nullptr;
+    return ro;
+  }
+
+  std::unique_ptr<state> s_;
+};
+
+static_assert(backend<leveldb_backend>,
+              "keyschema::leveldb_backend: does not meet the backend contract; see keyschema/backend.hpp");
+
+KEYSCHEMA_END_NAMESPACE

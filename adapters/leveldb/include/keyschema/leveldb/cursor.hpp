@@ -1,0 +1,152 @@
+// keyschema/leveldb/cursor.hpp: keyschema::leveldb_cursor, an ordered iterator over a key range
+// of one LevelDB view.
+//
+// leveldb_backend::cursor() returns one. It owns a leveldb::Iterator and copies of its bounds, so
+// the key_range it was made from may go away. It reads one consistent state: the snapshot it was
+// given (a copy of which it keeps alive), or LevelDB's implicit snapshot taken when the iterator
+// was created. It never steps past its bound: a forward cursor stops at the first key >= upper,
+// a reverse one at the first key < lower.
+//
+// Reads go through the block cache (leveldb::ReadOptions::fill_cache = true), like point reads,
+// so the blocks a scan touches may displace others; with paranoid_checks every block read is
+// checksummed.
+//
+// Thread-safety: a cursor is used by one thread at a time; distinct cursors may run concurrently
+// with each other and with writers.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/leveldb/detail/status.hpp>
+#include <keyschema/leveldb/snapshot.hpp>
+
+#include <leveldb/db.h>
+#include <leveldb/iterator.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+class leveldb_backend;
+
+class leveldb_cursor {
+ public:
+  // A moved-from cursor is not valid() and may only be destroyed or assigned to.
+  leveldb_cursor(leveldb_cursor&& other) noexcept
+      : snap_(std::move(other.snap_)),
+        it_(std::move(other.it_)),
+        lower_(std::move(other.lower_)),
+        upper_(std::move(other.upper_)),
+        path_(other.path_),
+        reverse_(other.reverse_),
+        valid_(std::exchange(other.valid_, false)) {}
+
+  leveldb_cursor& operator=(leveldb_cursor&& other) noexcept {
+    if (this != &other) {
+      it_ = std::move(other.it_);  // the old iterator goes before the snapshot it may read
+      snap_ = std::move(other.snap_);
+      lower_ = std::move(other.lower_);
+      upper_ = std::move(other.upper_);
+      path_ = other.path_;
+      reverse_ = other.reverse_;
+      valid_ = std::exchange(other.valid_, false);
+    }
+    return *this;
+  }
+
+  leveldb_cursor(const leveldb_cursor&) = delete;
+  leveldb_cursor& operator=(const leveldb_cursor&) = delete;
+  ~leveldb_cursor() = default;
+
+  // True while positioned on an entry inside the range.
+  bool valid() const noexcept { return valid_; }
+
+  // The current key and value. They point into the LevelDB iterator: valid until next(), a move
+  // or destruction of this cursor.
+  // REQUIRES: valid().
+  std::string_view key() const noexcept {
+    const ::leveldb::Slice s = it_->key();
+    return {s.data(), s.size()};
+  }
+  std::string_view value() const noexcept {
+    const ::leveldb::Slice s = it_->value();
+    return {s.data(), s.size()};
+  }
+
+  // Moves to the next entry in the cursor's direction; valid() turns false past the bound.
+  // REQUIRES: valid().
+  // Errors:
+  //   backend_error, native_call "leveldb::Iterator": LevelDB could not read the next entry
+  //     (Corruption: a damaged table block or a checksum mismatch with paranoid_checks; IO error:
+  //     a failed read). The cursor is no longer valid(). Remedy: check the disk; run
+  //     leveldb::RepairDB on the closed database to salvage what is readable.
+  void next() {
+    if (reverse_) it_->Prev();
+    else it_->Next();
+    settle();
+  }
+
+ private:
+  friend class leveldb_backend;
+
+  // Positions a new cursor on the first entry of range in its direction.
+  // REQUIRES: ro.snapshot is snap's (or nullptr when snap is empty); db and *path outlive the
+  // cursor. Errors: as next().
+  leveldb_cursor(::leveldb::DB& db, const ::leveldb::ReadOptions& ro, std::optional<leveldb_snapshot> snap,
+                 const key_range& range, const std::string* path)
+      : snap_(std::move(snap)),
+        it_(db.NewIterator(ro)),
+        lower_(range.lower),
+        upper_(range.upper),
+        path_(path),
+        reverse_(range.reverse) {
+    if (!reverse_) {
+      it_->Seek(lower_);
+    } else if (upper_.empty()) {
+      it_->SeekToLast();
+    } else {
+      // The last key < upper: the entry before the first key >= upper, or the last entry when
+      // every key is below upper.
+      it_->Seek(upper_);
+      check_status();
+      if (it_->Valid()) it_->Prev();
+      else it_->SeekToLast();
+    }
+    settle();
+  }
+
+  // Throws when the iterator reports an error. LevelDB can stay Valid() after recording a
+  // corrupt entry it skipped, so the status is checked after every move, not only at the end.
+  void check_status() {
+    const ::leveldb::Status s = it_->status();
+    if (!s.ok()) {
+      valid_ = false;
+      detail::throw_leveldb_error(s, "keyschema::leveldb_backend: reading '" + *path_ + "' through a cursor",
+                                  "leveldb::Iterator");
+    }
+  }
+
+  // Sets valid_ after a move: an entry that is inside the bound.
+  void settle() {
+    check_status();
+    if (!it_->Valid()) {
+      valid_ = false;
+      return;
+    }
+    const std::string_view k = key();
+    valid_ = reverse_ ? k >= std::string_view(lower_) : (upper_.empty() || k < std::string_view(upper_));
+  }
+
+  std::optional<leveldb_snapshot> snap_;    // keeps an explicit snapshot alive
+  std::unique_ptr<::leveldb::Iterator> it_;  // destroyed before snap_
+  std::string lower_, upper_;
+  const std::string* path_;  // the backend's, for error messages
+  bool reverse_;
+  bool valid_ = false;
+};
+
+KEYSCHEMA_END_NAMESPACE

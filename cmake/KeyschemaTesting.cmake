@@ -1,0 +1,282 @@
+# KeyschemaTesting.cmake: one-line registration of keyschema's tests (included by tests/CMakeLists.txt).
+#
+#   keyschema_add_unit_test(NAME <name> SOURCES <a.cpp>... [LIBS <lib>...] [LABELS <label>...]
+#                           [TIMEOUT <seconds>])
+#       A Catch2 executable linked with the shared main (tests/support/main.cpp, compiled once),
+#       keyschema::keyschema and LIBS; registered as the CTest test <name> with label `unit` plus
+#       LABELS (use LABELS concurrency for tests that start threads: the TSan pass runs only
+#       that label; a test linking keyschema::leveldb is left out of it, see below). A test whose LIBS name a keyschema adapter that is not enabled
+#       (keyschema::leveldb, keyschema::lmdb) is skipped with a status message.
+#       Each test runs in its own scratch directory <build>/tests/work/<name>, which is also its
+#       TMPDIR (std::filesystem::temp_directory_path()), and with --warn NoAssertions, so a test
+#       case that asserts nothing fails.
+#
+#   keyschema_add_static_test(<file.cpp> [LIBS <lib>...])
+#       Compiles the file (static_assert tests) as part of the default build; the CTest test
+#       static.<stem> re-checks that the object is up to date, so a failure shows in test counts.
+#
+#   keyschema_add_compile_fail(<file.cpp> [LIBS <lib>...])
+#       The file's first line must be `// expect: <regex>`. Two CTest tests:
+#         compile_fail.<stem>          builds the EXCLUDE_FROM_ALL target compile_fail_<stem> with
+#                                      `cmake --build`; passes only when the build FAILS and its
+#                                      output matches <regex> (a failure for another reason fails)
+#         compile_fail.<stem>.control  the same file with -DKEYSCHEMA_COMPILE_FAIL_CONTROL must
+#                                      compile warning-free (target compile_fail_<stem>_control,
+#                                      part of the default build)
+#
+# Label targets: for every label L, the custom target keyschema_label_<L> builds all tests
+# carrying it (scripts/test builds keyschema_label_concurrency for the TSan pass).
+
+include_guard(GLOBAL)
+
+set(KEYSCHEMA_TEST_WORK_DIR "${PROJECT_BINARY_DIR}/tests/work")
+set(_KEYSCHEMA_TESTING_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+if(KEYSCHEMA_SANITIZE)
+  set(KEYSCHEMA_TEST_TIMEOUT 900 CACHE STRING "Default CTest timeout (seconds) of one keyschema test")
+else()
+  set(KEYSCHEMA_TEST_TIMEOUT 300 CACHE STRING "Default CTest timeout (seconds) of one keyschema test")
+endif()
+
+find_package(Catch2 2.13 CONFIG REQUIRED)
+
+# Shared test support: Catch2 and the tests/ include root (<support/temp_dir.hpp>).
+add_library(keyschema_test_support INTERFACE)
+target_link_libraries(keyschema_test_support INTERFACE Catch2::Catch2 keyschema::keyschema)
+target_include_directories(keyschema_test_support INTERFACE "${PROJECT_SOURCE_DIR}/tests")
+
+# The Catch2 main is compiled once and linked into every test executable.
+add_library(keyschema_test_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/main.cpp")
+target_link_libraries(keyschema_test_main PUBLIC keyschema_test_support)
+keyschema_warnings(keyschema_test_main)
+# Not instrumented: it is Catch2's runner, not keyschema code, and instrumenting it costs about a
+# minute of compile time per sanitizer build. Sanitized test code links with it normally.
+# Catch2's runner instantiates std::regex, where GCC 12 reports a false -Wmaybe-uninitialized
+# inside libstdc++ once sanitizers and -O1 inlining meet (GCC PR 105937 family). Third-party code.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(keyschema_test_main PRIVATE -Wno-maybe-uninitialized)
+endif()
+
+keyschema_sanitizer_environment(_keyschema_sanitizer_env)
+set(KEYSCHEMA_TEST_ENVIRONMENT "${_keyschema_sanitizer_env}" CACHE INTERNAL "")
+unset(_keyschema_sanitizer_env)
+
+# Exists even while no test carries the label, so scripts/test can always build it.
+add_custom_target(keyschema_label_concurrency)
+
+# Sources handed to the helpers, for the "every test file is registered" check.
+set_property(GLOBAL PROPERTY KEYSCHEMA_REGISTERED_TEST_SOURCES "")
+
+function(_keyschema_note_sources)
+  foreach(src IN LISTS ARGN)
+    get_filename_component(abs "${src}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set_property(GLOBAL APPEND PROPERTY KEYSCHEMA_REGISTERED_TEST_SOURCES "${abs}")
+  endforeach()
+endfunction()
+
+# Sets <out> to the first keyschema:: library in the list that is not a target (a disabled adapter).
+function(_keyschema_disabled_lib out)
+  set(${out} "" PARENT_SCOPE)
+  foreach(lib IN LISTS ARGN)
+    if(lib MATCHES "^keyschema::" AND NOT TARGET ${lib})
+      set(${out} "${lib}" PARENT_SCOPE)
+      return()
+    endif()
+  endforeach()
+endfunction()
+
+function(_keyschema_label_targets target)
+  foreach(label IN LISTS ARGN)
+    if(NOT TARGET keyschema_label_${label})
+      add_custom_target(keyschema_label_${label})
+    endif()
+    add_dependencies(keyschema_label_${label} ${target})
+  endforeach()
+endfunction()
+
+# Builds <target> from CTest (fails when it does not compile). Serialised: one build tree, one make.
+function(_keyschema_add_build_test test_name target)
+  add_test(NAME ${test_name}
+           COMMAND "${CMAKE_COMMAND}" --build "${PROJECT_BINARY_DIR}" --target ${target} --config $<CONFIG>)
+  set_tests_properties(${test_name} PROPERTIES
+    RESOURCE_LOCK keyschema_build_tree
+    ENVIRONMENT "LC_ALL=C"
+    TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+endfunction()
+
+function(keyschema_add_unit_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS")
+  if(NOT arg_NAME OR NOT arg_SOURCES OR arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "keyschema_add_unit_test(NAME <name> SOURCES <file>... [LIBS ...] [LABELS ...]): "
+                        "bad arguments '${ARGV}'")
+  endif()
+  _keyschema_note_sources(${arg_SOURCES})
+  _keyschema_disabled_lib(disabled ${arg_LIBS})
+  if(disabled)
+    message(STATUS "keyschema: test ${arg_NAME} skipped (${disabled} is not enabled)")
+    return()
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+  endif()
+  if(KEYSCHEMA_SANITIZE MATCHES "thread" AND "keyschema::leveldb" IN_LIST arg_LIBS
+     AND "concurrency" IN_LIST arg_LABELS)
+    # Debian's libleveldb is not instrumented: TSan cannot see its internal synchronisation
+    # (skip-list atomics, the group-commit hand-off) and reports races that do not exist, and
+    # ignoring uninstrumented modules hides LevelDB's mutexes instead. Such a test keeps running
+    # in the other configurations; concurrency over the memory and LMDB backends is TSan-checked.
+    list(REMOVE_ITEM arg_LABELS concurrency)
+    list(APPEND arg_LABELS concurrency_not_tsan)
+    message(STATUS "keyschema: ${arg_NAME} is not in the TSan concurrency run (links uninstrumented LevelDB)")
+  endif()
+
+  add_executable(${arg_NAME} ${arg_SOURCES})
+  target_link_libraries(${arg_NAME} PRIVATE keyschema_test_main keyschema_test_support ${arg_LIBS})
+  keyschema_warnings(${arg_NAME})
+  keyschema_sanitize(${arg_NAME})
+
+  set(work "${KEYSCHEMA_TEST_WORK_DIR}/${arg_NAME}")
+  file(MAKE_DIRECTORY "${work}")
+  add_test(NAME ${arg_NAME}
+           COMMAND ${arg_NAME} --warn NoAssertions --order rand --rng-seed time
+           WORKING_DIRECTORY "${work}")
+  set_tests_properties(${arg_NAME} PROPERTIES
+    LABELS "unit;${arg_LABELS}"
+    TIMEOUT ${arg_TIMEOUT}
+    ENVIRONMENT "TMPDIR=${work};${KEYSCHEMA_TEST_ENVIRONMENT}")
+  _keyschema_label_targets(${arg_NAME} unit ${arg_LABELS})
+endfunction()
+
+function(keyschema_add_static_test file)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "LIBS")
+  _keyschema_note_sources(${file})
+  get_filename_component(stem "${file}" NAME_WE)
+  _keyschema_disabled_lib(disabled ${arg_LIBS})
+  if(disabled)
+    message(STATUS "keyschema: static test ${stem} skipped (${disabled} is not enabled)")
+    return()
+  endif()
+  set(target static_${stem})
+  add_library(${target} OBJECT ${file})
+  target_link_libraries(${target} PRIVATE keyschema::keyschema ${arg_LIBS})
+  # Only the front end matters: no optimiser, no sanitizer instrumentation.
+  target_compile_options(${target} PRIVATE -O0)
+  keyschema_warnings(${target})
+  _keyschema_add_build_test(static.${stem} ${target})
+  set_tests_properties(static.${stem} PROPERTIES LABELS "static")
+  _keyschema_label_targets(${target} static)
+endfunction()
+
+function(keyschema_add_compile_fail file)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "LIBS")
+  _keyschema_note_sources(${file})
+  get_filename_component(stem "${file}" NAME_WE)
+  get_filename_component(abs "${file}" ABSOLUTE)
+  file(STRINGS "${abs}" first_line LIMIT_COUNT 1)
+  if(NOT first_line MATCHES "^// expect: (.+)$")
+    message(FATAL_ERROR "keyschema_add_compile_fail: ${file}: the first line must be "
+                        "'// expect: <regex matching the expected diagnostic>'")
+  endif()
+  _keyschema_disabled_lib(disabled ${arg_LIBS})
+  if(disabled)
+    message(STATUS "keyschema: compile-fail test ${stem} skipped (${disabled} is not enabled)")
+    return()
+  endif()
+
+  set(target compile_fail_${stem})
+  add_library(${target} OBJECT EXCLUDE_FROM_ALL ${file})
+  add_library(${target}_control OBJECT ${file})
+  foreach(t ${target} ${target}_control)
+    target_link_libraries(${t} PRIVATE keyschema::keyschema ${arg_LIBS})
+    target_compile_options(${t} PRIVATE -O0)
+    keyschema_warnings(${t})
+  endforeach()
+  target_compile_definitions(${target}_control PRIVATE KEYSCHEMA_COMPILE_FAIL_CONTROL)
+
+  # The expected regex is re-read from the file at test time, so editing it needs no reconfigure.
+  add_test(NAME compile_fail.${stem}
+           COMMAND "${CMAKE_COMMAND}"
+                   "-DKEYSCHEMA_BUILD_DIR=${PROJECT_BINARY_DIR}"
+                   "-DKEYSCHEMA_TARGET=${target}"
+                   "-DKEYSCHEMA_CONFIG=$<CONFIG>"
+                   "-DKEYSCHEMA_SOURCE=${abs}"
+                   -P "${_KEYSCHEMA_TESTING_DIR}/KeyschemaCompileFail.cmake")
+  set_tests_properties(compile_fail.${stem} PROPERTIES
+    LABELS "compile_fail"
+    RESOURCE_LOCK keyschema_build_tree
+    # The script exits non-zero unless the build failed with a matching diagnostic; it prints
+    # this line only in that case.
+    PASS_REGULAR_EXPRESSION "keyschema-compile-fail: expected diagnostic found"
+    TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+  _keyschema_add_build_test(compile_fail.${stem}.control ${target}_control)
+  set_tests_properties(compile_fail.${stem}.control PROPERTIES LABELS "compile_fail")
+  _keyschema_label_targets(${target}_control compile_fail)
+endfunction()
+
+# keyschema_add_package_tests(): package.find_package (install to a scratch prefix, then build
+# tests/package with find_package) and package.add_subdirectory (build tests/package with
+# add_subdirectory of this source tree). Both use the adapters this build has enabled.
+function(keyschema_add_package_tests)
+  set(components "")
+  foreach(component leveldb lmdb)
+    if(TARGET keyschema::${component})
+      list(APPEND components ${component})
+    endif()
+  endforeach()
+  string(REPLACE ";" "," components "${components}")
+  foreach(mode install subdirectory)
+    if(mode STREQUAL "install")
+      set(name package.find_package)
+      if(NOT KEYSCHEMA_INSTALL)
+        continue()
+      endif()
+    else()
+      set(name package.add_subdirectory)
+    endif()
+    add_test(NAME ${name}
+             COMMAND "${CMAKE_COMMAND}"
+                     "-DMODE=${mode}"
+                     "-DSOURCE_DIR=${PROJECT_SOURCE_DIR}"
+                     "-DBUILD_DIR=${PROJECT_BINARY_DIR}"
+                     "-DWORK_DIR=${KEYSCHEMA_TEST_WORK_DIR}/${name}"
+                     "-DGENERATOR=${CMAKE_GENERATOR}"
+                     "-DCXX_COMPILER=${CMAKE_CXX_COMPILER}"
+                     "-DCONFIG=$<CONFIG>"
+                     "-DCOMPONENTS=${components}"
+                     -P "${_KEYSCHEMA_TESTING_DIR}/KeyschemaPackageTest.cmake")
+    set_tests_properties(${name} PROPERTIES
+      LABELS "package"
+      PASS_REGULAR_EXPRESSION "keyschema-package-test: ${mode} ok"
+      TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+  endforeach()
+endfunction()
+
+# keyschema_check_registered(<dir>...): after all registrations, every *.cpp under the given test
+# directories must have been handed to one of the helpers; otherwise the CTest test
+# tests.registered fails and names the forgotten files.
+function(keyschema_check_registered)
+  set(found "")
+  foreach(dir IN LISTS ARGN)
+    file(GLOB files CONFIGURE_DEPENDS "${dir}/*.cpp")
+    list(APPEND found ${files})
+  endforeach()
+  get_property(registered GLOBAL PROPERTY KEYSCHEMA_REGISTERED_TEST_SOURCES)
+  set(missing "")
+  foreach(f IN LISTS found)
+    if(NOT f IN_LIST registered)
+      file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${f}")
+      list(APPEND missing "${rel}")
+    endif()
+  endforeach()
+  if(missing)
+    string(REPLACE ";" " " missing_text "${missing}")
+    message(WARNING "keyschema: test sources not registered in tests/CMakeLists.txt: ${missing_text}")
+    add_test(NAME tests.registered
+             COMMAND "${CMAKE_COMMAND}" -E echo "not registered in tests/CMakeLists.txt: ${missing_text}")
+    set_tests_properties(tests.registered PROPERTIES WILL_FAIL FALSE FAIL_REGULAR_EXPRESSION "not registered")
+  else()
+    add_test(NAME tests.registered COMMAND "${CMAKE_COMMAND}" -E echo "all test sources are registered")
+    set_tests_properties(tests.registered PROPERTIES PASS_REGULAR_EXPRESSION "all test sources are registered")
+  endif()
+  set_tests_properties(tests.registered PROPERTIES LABELS "meta")
+endfunction()

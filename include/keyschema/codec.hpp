@@ -1,0 +1,222 @@
+// keyschema/codec.hpp: the customization point that maps a C++ type to tuple-encoded key bytes.
+//
+// keyschema::codec<T> says how one key element of type T is written and read. The library
+// specializes it for the standard types (see docs/encoding.md): integers up to 64 bits, float,
+// double, bool, std::string (UTF-8), keyschema::bytes, keyschema::uuid, std::nullptr_t,
+// std::optional<T>, std::tuple<Ts...> (nested tuple), enums, std::chrono durations and time
+// points with integral representation, and keyschema::desc<T> (descending order).
+// std::string_view, const char* and char arrays (string literals) are encode-only: they encode
+// like std::string and decode as std::string.
+//
+// Users add types in one of two forms:
+//
+//  (1) mapped: the type is stored as another encodable type.
+//        template <> struct keyschema::codec<message_id> {
+//          using repr = std::uint64_t;
+//          static std::uint64_t to_repr(const message_id& m) { return m.value; }
+//          static message_id from_repr(std::uint64_t v) { return message_id{v}; }  // may throw decode_error
+//          static constexpr std::string_view name = "message_id";                // optional
+//        };
+//  (2) full: the codec writes and reads the bytes itself.
+//        template <> struct keyschema::codec<point> {
+//          static void encode(std::string& out, const point& p);  // appends exactly one element
+//          static point decode(keyschema::tuple::reader& in);     // consumes exactly one element
+//          static constexpr std::string_view name = "point";      // identity for schema fingerprints
+//          static constexpr keyschema::type_code_set type_codes = keyschema::type_code_set::of(0x05);  // optional
+//        };
+//      A full codec must write a self-delimiting (prefix-free) element whose byte order is the
+//      intended order of T, and must not start an element with 0x00 unless it is a lone null
+//      (nested tuples escape a leading 0x00 as 0x00 0xff). Delegating to codec_traits of
+//      standard types (e.g. encode a std::tuple) satisfies both.
+//
+// codec_traits<T> is the uniform way to use any codec. key_encodable<T> holds when T can be
+// encoded and decoded; key_writable<T> when it can at least be encoded.
+//
+// Thread-safety: codecs are stateless; every function here may be called concurrently.
+#pragma once
+
+#include <keyschema/detail/codec_type_code_set.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/tuple_reader.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/types.hpp>
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+// Primary template: no codec. Specialize it (see above) to make T usable in keys.
+template <class T>
+struct codec {
+  using not_specialized = void;
+};
+
+namespace detail {
+
+template <class T>
+concept codec_declared = !requires { typename codec<T>::not_specialized; };
+
+template <class T>
+concept full_encoder = codec_declared<T> && requires(std::string& out, const T& v) {
+  codec<T>::encode(out, v);
+  { codec<T>::name } -> std::convertible_to<std::string_view>;
+};
+
+template <class T>
+concept full_codec = full_encoder<T> && requires(tuple::reader& in) {
+  { codec<T>::decode(in) } -> std::same_as<T>;
+};
+
+template <class T>
+concept mapped_codec = codec_declared<T> && !full_encoder<T> && requires(const T& v) {
+  typename codec<T>::repr;
+  { codec<T>::to_repr(v) } -> std::convertible_to<typename codec<T>::repr>;
+  { codec<T>::from_repr(std::declval<typename codec<T>::repr>()) } -> std::convertible_to<T>;
+};
+
+template <class T>
+concept codec_has_name = requires {
+  { codec<T>::name } -> std::convertible_to<std::string_view>;
+};
+
+template <class T>
+concept codec_has_type_codes = requires {
+  { codec<T>::type_codes } -> std::convertible_to<type_code_set>;
+};
+
+template <class T>
+constexpr bool is_key_encodable() {
+  if constexpr (full_codec<T>)
+    return true;
+  else if constexpr (mapped_codec<T>)
+    return is_key_encodable<typename codec<T>::repr>();
+  else
+    return false;
+}
+
+template <class T>
+constexpr bool is_key_writable() {
+  if constexpr (full_encoder<T>)
+    return true;
+  else
+    return is_key_encodable<T>();
+}
+
+}  // namespace detail
+
+// T can be written into and read back from a key (a usable full or mapped codec exists).
+// T is a cv-unqualified non-reference type.
+template <class T>
+concept key_encodable = detail::is_key_encodable<T>();
+
+// T can be written into a key: key_encodable<T>, or an encode-only type such as
+// std::string_view, const char* or a char array (which decode as std::string).
+template <class T>
+concept key_writable = detail::is_key_writable<T>();
+
+#define KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE                                                              \
+  "keyschema::codec: no codec for this type; specialize keyschema::codec<T> (mapped: repr/to_repr/" \
+  "from_repr, or full: encode/decode/name)"
+
+// Uniform access to codec<T>, whatever its form.
+// REQUIRES: key_writable<T> (checked with a static_assert); decode() also needs key_encodable<T>.
+template <class T>
+struct codec_traits {
+  static_assert(key_writable<T>, KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
+
+  // Appends exactly one element encoding v to out. Never shrinks out; on an exception out may
+  // hold a partial element (the string codec restores it).
+  // Throws whatever the codec throws (std::string: keyschema::error on invalid UTF-8).
+  static void encode(std::string& out, const T& v) {
+    if constexpr (detail::full_encoder<T>)
+      codec<T>::encode(out, v);
+    else if constexpr (detail::mapped_codec<T>)
+      codec_traits<typename codec<T>::repr>::encode(out, codec<T>::to_repr(v));
+  }
+
+  // Consumes exactly one element from in and returns it.
+  // Throws decode_error: malformed bytes, another type, a value that does not fit T, or a value
+  // the mapped codec's from_repr rejects.
+  // (For array types, which cannot be returned, the declared result is std::string; decoding them
+  // is rejected by the static_assert.)
+  static std::conditional_t<std::is_array_v<T>, std::string, T> decode(tuple::reader& in) {
+    static_assert(key_encodable<T>,
+                  "keyschema::codec_traits<T>::decode: T can be encoded but not decoded; decode string "
+                  "elements as std::string (not std::string_view or const char*)");
+    if constexpr (detail::full_codec<T>)
+      return codec<T>::decode(in);
+    else if constexpr (detail::mapped_codec<T>)
+      return static_cast<T>(codec<T>::from_repr(codec_traits<typename codec<T>::repr>::decode(in)));
+    else
+      in.fail("no codec for this type");  // unreachable: the static_assert above fired
+  }
+
+  // The codec's identity, used in schema fingerprints: "i64", "u32", "string", "bytes",
+  // "double", "bool", "uuid", "null", "tuple<i64,string>", "optional<u64>", "desc<u64>", ...
+  // Mapped codecs without their own name report their repr's name.
+  static constexpr std::string_view name() {
+    if constexpr (detail::codec_has_name<T>)
+      return std::string_view(codec<T>::name);
+    else if constexpr (detail::mapped_codec<T>)
+      return codec_traits<typename codec<T>::repr>::name();
+    else
+      return std::string_view("?");
+  }
+
+  // The set of first bytes an element of T can start with. Full codecs that do not declare
+  // type_codes report all 256; mapped codecs report their repr's set unless they declare one.
+  static constexpr type_code_set type_codes() {
+    if constexpr (detail::codec_has_type_codes<T>)
+      return type_code_set(codec<T>::type_codes);
+    else if constexpr (detail::mapped_codec<T>)
+      return codec_traits<typename codec<T>::repr>::type_codes();
+    else
+      return type_code_set::all();
+  }
+};
+
+namespace detail {
+
+// A string literal usable as a template argument.
+template <std::size_t N>
+struct fixed_string {
+  char chars[N] = {};
+  constexpr fixed_string(const char (&s)[N]) {  // NOLINT(google-explicit-constructor)
+    for (std::size_t i = 0; i < N; ++i) chars[i] = s[i];
+  }
+  constexpr std::string_view view() const { return std::string_view(chars, N - 1); }
+};
+
+// "<Prefix><name(T1)>,<name(T2)>...>" as a static constexpr string, e.g. "tuple<i64,string>".
+template <fixed_string Prefix, class... Ts>
+struct composite_name {
+  static constexpr std::size_t size = Prefix.view().size() + (std::size_t{0} + ... + codec_traits<Ts>::name().size()) +
+                                      (sizeof...(Ts) > 0 ? sizeof...(Ts) - 1 : 0) + 1;
+  static constexpr std::array<char, size> chars = [] {
+    std::array<char, size> a{};
+    std::size_t i = 0;
+    auto put = [&](std::string_view s) {
+      for (char c : s) a[i++] = c;
+    };
+    put(Prefix.view());
+    bool first = true;
+    ((put(first ? std::string_view() : std::string_view(",")), first = false, put(codec_traits<Ts>::name())), ...);
+    put(">");
+    return a;
+  }();
+  static constexpr std::string_view value{chars.data(), size};
+};
+
+}  // namespace detail
+
+KEYSCHEMA_END_NAMESPACE
+
+#include <keyschema/detail/codec_scalars.hpp>
+#include <keyschema/detail/codec_composites.hpp>

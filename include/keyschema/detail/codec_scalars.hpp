@@ -1,0 +1,219 @@
+// keyschema/detail/codec_scalars.hpp: codec specializations for the scalar types.
+// Included by <keyschema/codec.hpp>; do not include directly.
+//
+// integers (i8..i64, u8..u64), float, double, bool, std::nullptr_t, std::string, the encode-only
+// string views (std::string_view, const char*, char*, char[N]), keyschema::bytes, keyschema::uuid,
+// enums (as their underlying integer), std::chrono::duration / time_point with integral rep.
+// Stateless; thread-safe.
+#pragma once
+
+#include <keyschema/codec.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/tuple_codes.hpp>
+#include <keyschema/detail/tuple_float.hpp>
+#include <keyschema/detail/tuple_int.hpp>
+#include <keyschema/detail/tuple_reader.hpp>
+#include <keyschema/detail/tuple_string.hpp>
+#include <keyschema/types.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+namespace detail {
+template <tuple_integer T>
+constexpr std::string_view integer_name() noexcept {
+  constexpr bool s = std::is_signed_v<T>;
+  switch (sizeof(T)) {
+    case 1: return s ? "i8" : "u8";
+    case 2: return s ? "i16" : "u16";
+    case 4: return s ? "i32" : "u32";
+    default: return s ? "i64" : "u64";
+  }
+}
+
+// The integer type an enum is stored as (a character underlying type is stored as the integer
+// of the same size and signedness).
+template <class E>
+using enum_repr_t = std::conditional_t<std::is_signed_v<std::underlying_type_t<E>>,
+                                       std::make_signed_t<std::underlying_type_t<E>>,
+                                       std::make_unsigned_t<std::underlying_type_t<E>>>;
+}  // namespace detail
+
+// Integers: shortest big-endian form, codes 0x0c..0x1c (see detail/tuple_int.hpp).
+template <class T>
+  requires detail::tuple_integer<T>
+struct codec<T> {
+  static constexpr std::string_view name = detail::integer_name<T>();
+  static constexpr type_code_set type_codes =
+      type_code_set::of(static_cast<std::uint8_t>(detail::code::int_zero - (std::is_signed_v<T> ? sizeof(T) : 0)),
+                        static_cast<std::uint8_t>(detail::code::int_zero + sizeof(T)));
+  static void encode(std::string& out, const T& v) { detail::append_integer_element(out, v); }
+  // Throws decode_error: not an integer, truncated, or the value does not fit T.
+  static T decode(tuple::reader& in) { return detail::read_integer<T>(in); }
+};
+
+template <>
+struct codec<float> {
+  static constexpr std::string_view name = "float";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::float32);
+  static void encode(std::string& out, const float& v) { detail::append_float_element(out, v); }
+  static float decode(tuple::reader& in) { return detail::read_float(in); }
+};
+
+template <>
+struct codec<double> {
+  static constexpr std::string_view name = "double";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::float64);
+  static void encode(std::string& out, const double& v) { detail::append_double_element(out, v); }
+  static double decode(tuple::reader& in) { return detail::read_double(in); }
+};
+
+template <>
+struct codec<bool> {
+  static constexpr std::string_view name = "bool";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::false_value, detail::code::true_value);
+  static void encode(std::string& out, const bool& v) {
+    out.push_back(static_cast<char>(v ? detail::code::true_value : detail::code::false_value));
+  }
+  static bool decode(tuple::reader& in) {
+    if (!in.at_end()) {
+      const std::uint8_t c = in.peek();
+      if (c == detail::code::false_value || c == detail::code::true_value) {
+        in.skip(1);
+        return c == detail::code::true_value;
+      }
+    }
+    in.fail_unexpected("bool");
+  }
+};
+
+// Null: 0x00 (0x00 0xff inside a nested tuple; std::tuple's codec adds the 0xff).
+template <>
+struct codec<std::nullptr_t> {
+  static constexpr std::string_view name = "null";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::null);
+  static void encode(std::string& out, const std::nullptr_t&) { out.push_back('\0'); }
+  static std::nullptr_t decode(tuple::reader& in) {
+    in.take_null();
+    return nullptr;
+  }
+};
+
+// UTF-8 text: 0x02, payload with 0x00 escaped as 0x00 0xff, 0x00.
+// Encoding validates UTF-8 (throws keyschema::error, out unchanged); decoding validates too
+// (decode_error). Store arbitrary binary data as keyschema::bytes.
+template <>
+struct codec<std::string> {
+  static constexpr std::string_view name = "string";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::string);
+  static void encode(std::string& out, const std::string& v) { detail::append_text_element(out, v); }
+  static std::string decode(tuple::reader& in) {
+    return detail::read_escaped_element(in, detail::code::string, "string", true);
+  }
+};
+
+// Encode-only views of text; they decode as std::string.
+template <>
+struct codec<std::string_view> {
+  static constexpr std::string_view name = "string";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::string);
+  static void encode(std::string& out, const std::string_view& v) { detail::append_text_element(out, v); }
+};
+
+// A NUL-terminated C string. REQUIRES: v is not null.
+template <>
+struct codec<const char*> {
+  static constexpr std::string_view name = "string";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::string);
+  static void encode(std::string& out, const char* const& v) { detail::append_text_element(out, std::string_view(v)); }
+};
+
+template <>
+struct codec<char*> {
+  static constexpr std::string_view name = "string";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::string);
+  static void encode(std::string& out, char* const& v) { detail::append_text_element(out, std::string_view(v)); }
+};
+
+// A char array (string literal): the characters up to the first NUL or the end of the array.
+template <std::size_t N>
+struct codec<char[N]> {
+  static constexpr std::string_view name = "string";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::string);
+  static void encode(std::string& out, const char (&v)[N]) {
+    const void* nul = std::memchr(v, 0, N);
+    const std::size_t n = nul == nullptr ? N : static_cast<std::size_t>(static_cast<const char*>(nul) - v);
+    detail::append_text_element(out, std::string_view(v, n));
+  }
+};
+
+// Binary: 0x01, payload with 0x00 escaped as 0x00 0xff, 0x00. No validation.
+template <>
+struct codec<bytes> {
+  static constexpr std::string_view name = "bytes";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::bytes);
+  static void encode(std::string& out, const bytes& v) { detail::append_bytes_element(out, v.view()); }
+  static bytes decode(tuple::reader& in) {
+    return bytes(detail::read_escaped_element(in, detail::code::bytes, "byte string", false));
+  }
+};
+
+// UUID: 0x30 followed by the 16 bytes.
+template <>
+struct codec<uuid> {
+  static constexpr std::string_view name = "uuid";
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::uuid);
+  static void encode(std::string& out, const uuid& v) {
+    char buf[17];
+    buf[0] = static_cast<char>(detail::code::uuid);
+    std::memcpy(buf + 1, v.bytes.data(), 16);
+    out.append(buf, 17);
+  }
+  static uuid decode(tuple::reader& in) {
+    if (in.at_end() || in.peek() != detail::code::uuid) in.fail_unexpected("uuid");
+    if (in.remaining().size() < 17) in.fail("truncated uuid: needs 16 bytes after the type code");
+    const std::string_view b = in.take(17);
+    uuid u;
+    std::memcpy(u.bytes.data(), b.data() + 1, 16);
+    return u;
+  }
+};
+
+// Enums: stored as their underlying integer. Every value of the underlying type decodes (no
+// range check); specialize codec<E> as a mapped codec to validate in from_repr.
+template <class E>
+  requires(std::is_enum_v<E> && !std::is_same_v<std::underlying_type_t<E>, bool>)
+struct codec<E> {
+  using repr = detail::enum_repr_t<E>;
+  static repr to_repr(const E& e) noexcept { return static_cast<repr>(e); }
+  static E from_repr(repr r) noexcept { return static_cast<E>(r); }
+};
+
+// Durations with an integral representation: stored as count().
+template <class Rep, class Period>
+  requires detail::tuple_integer<Rep>
+struct codec<std::chrono::duration<Rep, Period>> {
+  using repr = Rep;
+  static Rep to_repr(const std::chrono::duration<Rep, Period>& d) noexcept { return d.count(); }
+  static std::chrono::duration<Rep, Period> from_repr(Rep r) noexcept { return std::chrono::duration<Rep, Period>(r); }
+};
+
+// Time points: stored as time_since_epoch() in their own duration.
+template <class Clock, class Duration>
+  requires key_encodable<Duration>
+struct codec<std::chrono::time_point<Clock, Duration>> {
+  using repr = Duration;
+  static Duration to_repr(const std::chrono::time_point<Clock, Duration>& t) noexcept { return t.time_since_epoch(); }
+  static std::chrono::time_point<Clock, Duration> from_repr(Duration d) noexcept {
+    return std::chrono::time_point<Clock, Duration>(d);
+  }
+};
+
+KEYSCHEMA_END_NAMESPACE

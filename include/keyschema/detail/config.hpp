@@ -1,0 +1,17 @@
+// keyschema/detail/config.hpp: version macros and the version-tagged inline namespace.
+//
+// Every public name lives in `keyschema::v0` through an inline namespace, so that a program that
+// links two incompatible keyschema versions fails to link instead of mixing layouts silently.
+// Users always spell names as `keyschema::...`.
+#pragma once
+
+#define KEYSCHEMA_VERSION_MAJOR 0
+#define KEYSCHEMA_VERSION_MINOR 1
+#define KEYSCHEMA_VERSION_PATCH 0
+
+#define KEYSCHEMA_BEGIN_NAMESPACE \
+  namespace keyschema {           \
+  inline namespace v0 {
+#define KEYSCHEMA_END_NAMESPACE \
+  }                             \
+  }

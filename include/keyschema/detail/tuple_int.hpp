@@ -1,0 +1,213 @@
+// keyschema/detail/tuple_int.hpp: integers (type codes 0x0b..0x1d) and the byte-order helpers.
+//
+// Encoding is the shortest form: 0x14 is zero, 0x15..0x1c a positive value in 1..8 big-endian
+// bytes, 0x0c..0x13 a negative value as the one's complement of its magnitude in 8..1 bytes.
+// Decoding also accepts FoundationDB's arbitrary-precision forms 0x1d (length byte, big-endian
+// magnitude) and 0x0b (complemented length byte, one's complement magnitude), and non-shortest
+// forms, whenever the value fits the requested type. Stateless; thread-safe.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/tuple_codes.hpp>
+#include <keyschema/detail/tuple_reader.hpp>
+
+#include <bit>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace detail {
+
+// The integer types the tuple codec encodes as integers: every signed and unsigned integer type
+// of at most 64 bits except bool and the character types (char, wchar_t, char8_t, char16_t,
+// char32_t), which are text, not numbers. std::int8_t / std::uint8_t (signed/unsigned char) are
+// integers.
+template <class T>
+concept tuple_integer = std::integral<T> && !std::same_as<T, bool> && !std::same_as<T, char> &&
+                        !std::same_as<T, wchar_t> && !std::same_as<T, char8_t> && !std::same_as<T, char16_t> &&
+                        !std::same_as<T, char32_t> && sizeof(T) <= 8;
+
+inline std::uint64_t to_big_endian(std::uint64_t v) noexcept {
+  if constexpr (std::endian::native == std::endian::little) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_bswap64(v);
+#else
+    std::uint64_t r = 0;
+    for (int i = 0; i < 8; ++i) r = (r << 8) | ((v >> (8 * i)) & 0xff);
+    return r;
+#endif
+  } else {
+    return v;
+  }
+}
+
+inline std::uint32_t to_big_endian32(std::uint32_t v) noexcept {
+  if constexpr (std::endian::native == std::endian::little) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_bswap32(v);
+#else
+    return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
+#endif
+  } else {
+    return v;
+  }
+}
+
+// Number of bytes needed for v (0 for 0).
+constexpr unsigned byte_length(std::uint64_t v) noexcept {
+  return static_cast<unsigned>(71 - std::countl_zero(v)) / 8;  // countl_zero(0) == 64 -> 0
+}
+
+// Appends the element for a non-negative value.
+inline void append_uint_element(std::string& out, std::uint64_t v) {
+  const unsigned n = byte_length(v);
+  char buf[9];
+  const std::uint64_t be = to_big_endian(v);
+  std::memcpy(buf + 1, &be, 8);
+  buf[8 - n] = static_cast<char>(code::int_zero + n);
+  out.append(buf + 8 - n, n + 1);
+}
+
+// Appends the element for any int64 value.
+inline void append_int_element(std::string& out, std::int64_t v) {
+  if (v >= 0) {
+    append_uint_element(out, static_cast<std::uint64_t>(v));
+    return;
+  }
+  const std::uint64_t magnitude = std::uint64_t{0} - static_cast<std::uint64_t>(v);
+  const unsigned n = byte_length(magnitude);
+  char buf[9];
+  const std::uint64_t be = to_big_endian(~magnitude);  // the low n bytes are the one's complement
+  std::memcpy(buf + 1, &be, 8);
+  buf[8 - n] = static_cast<char>(code::int_zero - n);
+  out.append(buf + 8 - n, n + 1);
+}
+
+template <tuple_integer T>
+inline void append_integer_element(std::string& out, T v) {
+  if constexpr (std::is_signed_v<T>)
+    append_int_element(out, static_cast<std::int64_t>(v));
+  else
+    append_uint_element(out, static_cast<std::uint64_t>(v));
+}
+
+// Reads n (0..8) big-endian bytes at p; `avail` >= n is the number of readable bytes at p.
+inline std::uint64_t load_big_endian(const char* p, std::size_t n, std::size_t avail) noexcept {
+  if (n == 0) return 0;
+  if (avail >= 8) {  // one unaligned 8-byte load, then drop the bytes that follow the element
+    std::uint64_t w;
+    std::memcpy(&w, p, 8);
+    return to_big_endian(w) >> (64 - 8 * n);
+  }
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<std::uint8_t>(p[i]);
+  return v;
+}
+
+// The C type name used in overflow messages ("int8_t", "uint64_t", ...).
+template <tuple_integer T>
+constexpr const char* integer_c_name() noexcept {
+  constexpr bool s = std::is_signed_v<T>;
+  switch (sizeof(T)) {
+    case 1: return s ? "int8_t" : "uint8_t";
+    case 2: return s ? "int16_t" : "uint16_t";
+    case 4: return s ? "int32_t" : "uint32_t";
+    default: return s ? "int64_t" : "uint64_t";
+  }
+}
+
+// A decoded integer as sign and magnitude; `fits64` is false when the magnitude needs more than
+// 64 bits (only possible with the arbitrary-precision codes).
+struct integer_value {
+  bool negative = false;
+  bool fits64 = true;
+  std::uint64_t magnitude = 0;
+};
+
+// Slow path for 0x1d / 0x0b. REQUIRES: in.remaining()[0] is 0x1d or 0x0b.
+inline integer_value read_big_integer(tuple::reader& in) {
+  const std::size_t start = in.offset();
+  const bool negative = in.take() == code::neg_big_int;
+  if (in.at_end()) in.fail_at(start, "truncated integer: missing length byte");
+  std::uint8_t len = in.take();
+  if (negative) len = static_cast<std::uint8_t>(~len);
+  if (in.remaining().size() < len)
+    in.fail_at(start, "truncated integer: needs " + std::to_string(len) + " bytes after the length byte");
+  std::string_view digits = in.take(len);
+  const char lead_zero = negative ? '\xff' : '\0';  // a magnitude byte of 0
+  std::size_t i = 0;
+  while (i < digits.size() && digits[i] == lead_zero) ++i;
+  digits.remove_prefix(i);
+  integer_value v;
+  v.negative = negative;
+  if (digits.size() > 8) {
+    v.fits64 = false;
+    return v;
+  }
+  const std::uint64_t raw = load_big_endian(digits.data(), digits.size(), digits.size());
+  if (!negative) {
+    v.magnitude = raw;
+  } else {
+    const std::uint64_t mask = digits.size() == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * digits.size())) - 1;
+    v.magnitude = ~raw & mask;
+  }
+  return v;
+}
+
+// Consumes one integer element. Throws decode_error: not an integer, truncated.
+inline integer_value read_integer_element(tuple::reader& in) {
+  const std::string_view r = in.remaining();
+  if (r.empty()) in.fail_unexpected("integer");
+  const auto c = static_cast<std::uint8_t>(r[0]);
+  if (c >= code::int_zero && c <= code::int_max) {
+    const std::size_t n = c - code::int_zero;
+    if (r.size() < 1 + n) in.fail("truncated integer: needs " + std::to_string(n) + " bytes after the type code");
+    integer_value v;
+    v.magnitude = load_big_endian(r.data() + 1, n, r.size() - 1);
+    in.skip(1 + n);
+    return v;
+  }
+  if (c >= code::int_min && c < code::int_zero) {
+    const std::size_t n = code::int_zero - c;
+    if (r.size() < 1 + n) in.fail("truncated integer: needs " + std::to_string(n) + " bytes after the type code");
+    const std::uint64_t raw = load_big_endian(r.data() + 1, n, r.size() - 1);
+    const std::uint64_t mask = n == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1;
+    integer_value v;
+    v.negative = true;
+    v.magnitude = ~raw & mask;
+    in.skip(1 + n);
+    return v;
+  }
+  if (c == code::pos_big_int || c == code::neg_big_int) return read_big_integer(in);
+  in.fail_unexpected("integer");
+}
+
+// Consumes one integer element and converts it to T.
+// Throws decode_error: not an integer, truncated, or "integer overflow: value does not fit
+// <type> at byte N" (N = offset of the element's type code).
+template <tuple_integer T>
+inline T read_integer(tuple::reader& in) {
+  const std::size_t start = in.offset();
+  const integer_value v = read_integer_element(in);
+  using U = std::make_unsigned_t<T>;
+  constexpr auto max_positive = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+  if (v.fits64) {
+    if (!v.negative) {
+      if (v.magnitude <= max_positive) return static_cast<T>(v.magnitude);
+    } else if (v.magnitude == 0) {
+      return T{0};  // "-0", a non-canonical zero
+    } else if constexpr (std::is_signed_v<T>) {
+      if (v.magnitude <= max_positive + 1) return static_cast<T>(static_cast<U>(U{0} - static_cast<U>(v.magnitude)));
+    }
+  }
+  in.fail_at(start, std::string("integer overflow: value does not fit ") + integer_c_name<T>());
+}
+
+}  // namespace detail
+KEYSCHEMA_END_NAMESPACE

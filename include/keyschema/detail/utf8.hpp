@@ -1,0 +1,67 @@
+// keyschema/detail/utf8.hpp: strict UTF-8 validation (RFC 3629).
+//
+// Rejects overlong forms, UTF-16 surrogates (U+D800..U+DFFF), code points above U+10FFFF, stray
+// continuation bytes and truncated sequences. Pure functions; thread-safe; never read outside
+// the given range.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace detail {
+
+// Length (2..4) of the valid multi-byte sequence starting at p, or 0 if it is invalid or
+// truncated. REQUIRES: avail >= 1 and p[0] >= 0x80.
+inline std::size_t utf8_sequence_length(const unsigned char* p, std::size_t avail) noexcept {
+  const unsigned char c = p[0];
+  auto cont = [&](std::size_t i, unsigned char lo = 0x80, unsigned char hi = 0xbf) {
+    return i < avail && p[i] >= lo && p[i] <= hi;
+  };
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c == 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;            // no overlongs
+  if (c == 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;      // no surrogates
+  if (c >= 0xe1 && c <= 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;  // no overlongs
+  if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;  // <= U+10FFFF
+  return 0;  // continuation byte, 0xc0/0xc1 (overlong), 0xf5..0xff
+}
+
+// True when the 8 bytes at p are all in 0x01..0x7f (ASCII without NUL).
+inline bool ascii_nonzero_word(const char* p) noexcept {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  return (((w - 0x0101010101010101ull) | w) & 0x8080808080808080ull) == 0;
+}
+
+// Index of the first byte of the first invalid sequence in s, or std::string_view::npos when s
+// is valid UTF-8. NUL bytes are valid.
+inline std::size_t utf8_invalid_at(std::string_view s) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    if (n - i >= 8 && ascii_nonzero_word(s.data() + i)) {
+      i += 8;
+      continue;
+    }
+    if (p[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    const std::size_t len = utf8_sequence_length(p + i, n - i);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+inline bool utf8_valid(std::string_view s) noexcept { return utf8_invalid_at(s) == std::string_view::npos; }
+
+}  // namespace detail
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,72 @@
+// keyschema/error.hpp: the exception hierarchy.
+//
+// Every error keyschema raises derives from keyschema::error, itself a std::runtime_error, so a
+// caller can catch everything with one handler or pick the kind it can act on. Not-found is never
+// an error: lookups return std::optional.
+//
+// Thread-safety: exception objects are immutable after construction.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+// Base of every keyschema error.
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bytes that do not decode as the requested type: truncated input, an unknown or unexpected type
+// code, an unterminated string, invalid UTF-8, an integer that does not fit the requested C++ type,
+// or a stored value that its value codec rejects. what() names what was expected and the byte
+// offset (and, when raised by a store, the keyspace and key).
+// Remedy: the bytes were written by another schema or are corrupt; nothing was modified.
+class decode_error : public error {
+ public:
+  using error::error;
+};
+
+// The database was written with another schema layout (fingerprint mismatch), or a schema
+// cannot be used as asked. Remedy: open the database with the schema that wrote it, or migrate.
+class schema_error : public error {
+ public:
+  using error::error;
+};
+
+// A configured limit was hit: a key longer than the backend accepts, a database map that cannot
+// grow any further. what() names the keyspace, the size and the limit. Nothing was written.
+class limit_error : public error {
+ public:
+  using error::error;
+};
+
+// The storage engine reported a failure. native_call() is the engine function that failed (for
+// example "leveldb::DB::Open", "mdb_txn_commit"), native_code() its return code where it has one
+// (0 otherwise), and what() includes the engine's own status text.
+class backend_error : public error {
+ public:
+  backend_error(const std::string& message, std::string native_call, int native_code = 0)
+      : error(message + " [" + native_call + (native_code != 0 ? ": " + std::to_string(native_code) : std::string()) + "]"),
+        native_call_(std::move(native_call)),
+        native_code_(native_code) {}
+
+  const std::string& native_call() const noexcept { return native_call_; }
+  int native_code() const noexcept { return native_code_; }
+
+ private:
+  std::string native_call_;
+  int native_code_;
+};
+
+// A database is already open by another process or store object (LevelDB's LOCK file).
+class locked_error : public backend_error {
+ public:
+  using backend_error::backend_error;
+};
+
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,115 @@
+// keyschema/fingerprint.hpp: the schema fingerprint stores check on every open.
+//
+// The layout of a schema is a text naming, for each keyspace in order, its name, its value codec
+// and its segments (literal text, or field name and key codec identity):
+//   keyschema-layout/1;message_metadata=raw{lit:DESTINATION,field:destination:string,...};...
+// The fingerprint is the 64-bit FNV-1a hash of that text, computed at compile time. A store
+// writes the fingerprint and the layout text under a reserved key (schema_key, which starts with
+// 0xFF, a byte no tuple-encoded key starts with) the first time it opens a database, and checks
+// it on every later open: a database written with another layout is a schema_error that shows
+// both layouts, never silent garbage.
+//
+// Thread-safety: constexpr data and pure functions.
+#pragma once
+
+#include <keyschema/codec.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/schema.hpp>
+#include <keyschema/value_codec.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+// The reserved key holding "<16 hex digits of the fingerprint>\n<layout text>".
+inline constexpr std::string_view schema_key = "\xff" "keyschema/schema";
+
+namespace detail {
+
+template <class Seg, class Sink>
+constexpr void visit_segment_layout(Sink& sink) {
+  if constexpr (is_lit<Seg>::value) {
+    sink("lit:");
+    sink(Seg::text);
+  } else {
+    sink("field:");
+    sink(Seg::name);
+    sink(":");
+    sink(codec_traits<typename Seg::type>::name());
+  }
+}
+
+template <class KS, class Segments, class Sink>
+struct keyspace_layout;
+template <class KS, class... S, class Sink>
+struct keyspace_layout<KS, std::tuple<S...>, Sink> {
+  static constexpr void visit(Sink& sink) {
+    sink(KS::name);
+    sink("=");
+    sink(value_traits<typename KS::value_type>::name());
+    sink("{");
+    bool first = true;
+    ((sink(first ? "" : ","), first = false, visit_segment_layout<S>(sink)), ...);
+    sink("};");
+  }
+};
+
+template <class Schema, class Sink>
+struct schema_layout;
+template <class... K, class Sink>
+struct schema_layout<schema<K...>, Sink> {
+  static constexpr void visit(Sink& sink) {
+    sink("keyschema-layout/1;");
+    (keyspace_layout<K, typename K::segments, Sink>::visit(sink), ...);
+  }
+};
+
+struct fnv1a_sink {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  constexpr void operator()(std::string_view s) {
+    for (char c : s) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 0x100000001b3ull;
+    }
+  }
+};
+
+struct string_sink {
+  std::string* out;
+  void operator()(std::string_view s) const { out->append(s); }
+};
+
+}  // namespace detail
+
+// REQUIRES: valid_schema<Schema>.
+template <class Schema>
+struct layout {
+  // The layout text (see the top of this file).
+  static std::string text() {
+    std::string out;
+    detail::string_sink sink{&out};
+    detail::schema_layout<Schema, detail::string_sink>::visit(sink);
+    return out;
+  }
+
+  static constexpr std::uint64_t fingerprint = [] {
+    detail::fnv1a_sink sink;
+    detail::schema_layout<Schema, detail::fnv1a_sink>::visit(sink);
+    return sink.h;
+  }();
+
+  // The value stored under schema_key.
+  static std::string record() {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out(16, '0');
+    for (int i = 0; i < 16; ++i) out[static_cast<std::size_t>(i)] = hex[(fingerprint >> (60 - 4 * i)) & 0xf];
+    out.push_back('\n');
+    out.append(text());
+    return out;
+  }
+};
+
+KEYSCHEMA_END_NAMESPACE

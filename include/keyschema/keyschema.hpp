@@ -1,0 +1,23 @@
+// keyschema/keyschema.hpp: the umbrella header: the whole core, no database headers.
+//
+// keyschema is a header-only library of compile-time key schemas and order-preserving typed
+// codecs over interchangeable embedded stores. Include this header for everything below, or
+// the one header of the component you need. Storage engine adapters live in their own headers
+// and CMake targets: <keyschema/leveldb.hpp> (keyschema::leveldb), <keyschema/lmdb.hpp>
+// (keyschema::lmdb).
+#pragma once
+
+#include <keyschema/backend.hpp>         // the byte-level backend contract
+#include <keyschema/codec.hpp>           // codec<T>: key codecs, user customization
+#include <keyschema/entry.hpp>           // entry<KS>: what scans yield
+#include <keyschema/error.hpp>           // the exception hierarchy
+#include <keyschema/fingerprint.hpp>     // schema layouts and fingerprints
+#include <keyschema/fixed_string.hpp>    // string literals as template arguments
+#include <keyschema/memory_backend.hpp>  // the in-memory reference backend
+#include <keyschema/scan.hpp>            // scan_view: typed ordered scans
+#include <keyschema/schema.hpp>          // keyspace, lit, field, schema, valid_schema
+#include <keyschema/store.hpp>           // store, batch, transaction, snapshot
+#include <keyschema/tuple.hpp>           // tuple::pack / unpack (FoundationDB tuple encoding)
+#include <keyschema/types.hpp>           // bytes, uuid, desc<T>
+#include <keyschema/value_codec.hpp>     // value_codec<T>: how values are stored
+#include <keyschema/write_batch.hpp>     // write_batch, write_options

@@ -1,0 +1,250 @@
+// keyschema/scan.hpp: typed, ordered scans of one keyspace as a range-v3 view.
+//
+// A scan_view selects the entries of keyspace KS whose first K fields equal a given prefix, and
+// optionally bounds the next field; it walks them forward or in reverse, up to a limit, and
+// yields keyschema::entry<KS> (decoded key fields and value). It is a single-pass (input) range
+// that composes with range-v3 views:
+//
+//   for (const auto& e : db.scan<message_metadata>("queue-7").from(100).limit(10)) ...
+//   auto ids = db.scan<message_metadata>("queue-7") | ranges::views::transform(
+//                  [](const auto& e) { return e.template get<"message_id">(); });
+//
+// The builder members (from, after, to, through, reverse, limit) return a modified copy; bounds
+// apply to the field that follows the prefix and are in key order (for a desc<T> field that is
+// descending order of T). Nothing touches the database until begin() is called; each begin()
+// opens a fresh cursor, so iterating a view twice scans twice.
+//
+// Keys in the scanned range that do not have KS's layout (possible when another keyspace shares
+// the leading literals) are skipped. A key or value with KS's layout whose bytes do not decode
+// throws decode_error naming the keyspace and the key.
+//
+// Lifetime: a view refers to the object it was made from (store, snapshot or transaction), which
+// must outlive it and every iterator. An iterator's entry is valid until the iterator is
+// incremented. Thread-safety: a view is a value; an iterator belongs to one thread.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/key_codec.hpp>
+#include <keyschema/entry.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/schema.hpp>
+#include <keyschema/tuple.hpp>
+#include <keyschema/value_codec.hpp>
+
+#include <range/v3/view/facade.hpp>
+
+#include <cstddef>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+namespace detail {
+
+// A printable form of a key for error messages: the decoded tuple, or escaped bytes.
+inline std::string describe_key(std::string_view key) {
+  try {
+    return tuple::to_string(tuple::unpack_dynamic(key));
+  } catch (const decode_error&) {
+    std::string out = "b\"";
+    static constexpr char hex[] = "0123456789abcdef";
+    for (unsigned char c : key) {
+      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+        out.push_back(static_cast<char>(c));
+      } else {
+        out += "\\x";
+        out.push_back(hex[c >> 4]);
+        out.push_back(hex[c & 0xf]);
+      }
+    }
+    out.push_back('"');
+    return out;
+  }
+}
+
+[[noreturn]] inline void rethrow_in_keyspace(std::string_view keyspace, std::string_view key, const char* part,
+                                             const decode_error& e) {
+  throw decode_error("keyschema: keyspace '" + std::string(keyspace) + "', key " + describe_key(key) + ": the " +
+                     part + " does not decode: " + e.what());
+}
+
+// Decodes a stored value of KS; decode errors name the keyspace and the key.
+template <class KS>
+typename KS::value_type decode_value(std::string_view key, std::string_view value) {
+  try {
+    return value_traits<typename KS::value_type>::decode(value);
+  } catch (const decode_error& e) {
+    rethrow_in_keyspace(KS::name, key, "value", e);
+  }
+}
+
+// Decodes key into out when it has KS's layout; false when it belongs to another keyspace.
+template <class KS>
+bool decode_key(std::string_view key, typename KS::key_type& out) {
+  try {
+    return key_codec<KS>::decode(key, out);
+  } catch (const decode_error& e) {
+    rethrow_in_keyspace(KS::name, key, "key", e);
+  }
+}
+
+// The bounds of the entries of KS whose key starts with prefix (covering `fields` fields):
+// [prefix + first type code of the next field, prefix + last type code + 1), or exactly the key
+// when the prefix is the whole key.
+template <class KS, std::size_t K>
+void prefix_bounds(const std::string& prefix, std::string& lower, std::string& upper) {
+  lower = prefix;
+  upper = prefix;
+  if constexpr (K == KS::field_count) {
+    upper.push_back('\0');
+  } else {
+    using next = typename KS::template field_at<K>;
+    constexpr type_code_set codes = codec_traits<typename next::type>::type_codes();
+    lower.push_back(static_cast<char>(codes.min()));
+    if (codes.max() == 0xff) {
+      upper.push_back('\xff');
+      upper.push_back('\xff');
+    } else {
+      upper.push_back(static_cast<char>(codes.max() + 1));
+    }
+  }
+}
+
+}  // namespace detail
+
+// Source: the store, snapshot or transaction scanned. It provides
+//   cursor raw_cursor(const key_range&) const;   // a backend_cursor over a consistent state
+template <class KS, class Source, std::size_t K>
+class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::unknown> {
+ public:
+  using entry_type = entry<KS>;
+
+  scan_view() = default;
+
+  // REQUIRES: source outlives the view. prefix: the encoded first K fields (and the literals
+  // after them).
+  scan_view(const Source* source, std::string prefix) : source_(source), prefix_(std::move(prefix)) {
+    detail::prefix_bounds<KS, K>(prefix_, lower_, upper_);
+  }
+
+  // Entries whose next field is >= v (in key order).
+  template <class V>
+  scan_view from(const V& v) const {
+    scan_view s = *this;
+    s.lower_ = bound(v, false);
+    return s;
+  }
+  // Entries whose next field is > v.
+  template <class V>
+  scan_view after(const V& v) const {
+    scan_view s = *this;
+    s.lower_ = bound(v, true);
+    return s;
+  }
+  // Entries whose next field is < v.
+  template <class V>
+  scan_view to(const V& v) const {
+    scan_view s = *this;
+    s.upper_ = bound(v, false);
+    return s;
+  }
+  // Entries whose next field is <= v.
+  template <class V>
+  scan_view through(const V& v) const {
+    scan_view s = *this;
+    s.upper_ = bound(v, true);
+    return s;
+  }
+  // The same entries, last first.
+  scan_view reverse() const {
+    scan_view s = *this;
+    s.reverse_ = !s.reverse_;
+    return s;
+  }
+  // At most n entries.
+  scan_view limit(std::size_t n) const {
+    scan_view s = *this;
+    s.limit_ = n;
+    return s;
+  }
+
+  // The encoded bounds: lower <= key < upper. For tools and range erases.
+  key_range range() const noexcept { return key_range{lower_, upper_, reverse_}; }
+  std::size_t max_count() const noexcept { return limit_; }
+  const Source* source() const noexcept { return source_; }
+
+ private:
+  friend ranges::range_access;
+
+  template <class V>
+  std::string bound(const V& v, bool past) const {
+    static_assert(K < KS::field_count,
+                  "keyschema::scan_view: every field is already fixed by the prefix, so there is no next "
+                  "field to bound; give fewer prefix values");
+    std::string b = prefix_;
+    detail::encode_field_as<typename KS::template field_at<(K < KS::field_count ? K : 0)>::type>(b, v);
+    if (past) b.push_back('\xff');
+    return b;
+  }
+
+  using raw_cursor_type = decltype(std::declval<const Source&>().raw_cursor(std::declval<const key_range&>()));
+
+  struct state {
+    raw_cursor_type cursor;
+    std::size_t remaining;
+    entry_type current{};
+    bool done = false;
+
+    // Moves to the first entry of KS at or after the cursor's position and decodes it.
+    void settle() {
+      if (remaining == 0) {
+        done = true;
+        return;
+      }
+      while (cursor.valid()) {
+        if (detail::decode_key<KS>(cursor.key(), current.key)) {
+          current.value = detail::decode_value<KS>(cursor.key(), cursor.value());
+          --remaining;
+          return;
+        }
+        cursor.next();
+      }
+      done = true;
+    }
+  };
+
+  class cursor {
+   public:
+    using single_pass = std::true_type;
+    cursor() = default;
+    explicit cursor(std::shared_ptr<state> s) : s_(std::move(s)) {}
+
+    const entry_type& read() const { return s_->current; }
+    void next() {
+      s_->cursor.next();
+      s_->settle();
+    }
+    bool equal(ranges::default_sentinel_t) const { return !s_ || s_->done; }
+
+   private:
+    std::shared_ptr<state> s_;
+  };
+
+  cursor begin_cursor() const {
+    auto s = std::make_shared<state>(state{source_->raw_cursor(range()), limit_});
+    s->settle();
+    return cursor(std::move(s));
+  }
+
+  const Source* source_ = nullptr;
+  std::string prefix_, lower_, upper_;
+  bool reverse_ = false;
+  std::size_t limit_ = std::numeric_limits<std::size_t>::max();
+};
+
+KEYSCHEMA_END_NAMESPACE

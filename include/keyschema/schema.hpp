@@ -1,0 +1,442 @@
+// keyschema/schema.hpp: compile-time key-schema descriptors.
+//
+// A keyspace describes one family of keys as the sequence of its segments, constant words and
+// typed fields interleaved, exactly like the dotted strings brokers wrote by hand:
+//
+//   namespace ks = keyschema;
+//   using message_metadata = ks::keyspace<"message_metadata", ks::bytes,        // name, value type
+//       ks::lit<"DESTINATION">, ks::field<"destination", std::string>,          // key segments
+//       ks::lit<"MESSAGE_METADATA">, ks::field<"message_id", std::uint64_t>>;
+//   using broker = ks::schema<message_metadata, message_content, message_count>;
+//
+// The stored key is the FoundationDB tuple of all segments, literals encoded as strings:
+// ("DESTINATION", "queue-7", "MESSAGE_METADATA", 42). The keyspace name is not stored; it names
+// the keyspace in diagnostics, errors and the schema fingerprint. The typed key (key_type) is the
+// std::tuple of the field types only: std::tuple<std::string, std::uint64_t> above.
+//
+// keyschema::valid_schema<S> is true when S passes every check below, and false (not a hard
+// error) otherwise. Opening a store over an invalid schema fails with a static_assert, preceded
+// by one naming the keyspaces and the segment position involved:
+//   - keyspace names are unique, and every keyspace has at least one segment;
+//   - field names are unique within a keyspace;
+//   - every field type has an order-preserving key codec, the value type a value codec;
+//   - prefix-disjointness: no key of one keyspace can equal, or be a prefix of, a key of another.
+//     Decided segment by segment: two literals with different text separate the keyspaces; a
+//     literal facing a field separates them only when the field's type can never encode to a
+//     string element (a bytes or integer field can't, a std::string field can); two fields
+//     separate them when their encodings start with disjoint type codes. Running out of segments
+//     while everything so far could be equal is a collision.
+//
+// Thread-safety: everything here is types and constexpr data.
+#pragma once
+
+#include <keyschema/codec.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/fixed_string.hpp>
+#include <keyschema/tuple.hpp>
+#include <keyschema/value_codec.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+namespace detail {
+struct literal_tag;
+struct field_tag;
+struct keyspace_tag;
+struct schema_tag;
+}  // namespace detail
+
+// A constant word of the key, encoded as a tuple string element.
+template <fixed_string Text>
+struct lit {
+  using keyschema_kind = detail::literal_tag;
+  static constexpr std::string_view text = Text.view();
+
+ private:
+  static constexpr std::size_t encoded_size_ = [] {
+    std::size_t n = 2;
+    for (char c : Text.view()) n += c == '\0' ? 2 : 1;
+    return n;
+  }();
+  static constexpr std::array<char, encoded_size_> encoded_array_ = [] {
+    std::array<char, encoded_size_> a{};
+    std::size_t i = 0;
+    a[i++] = '\x02';
+    for (char c : Text.view()) {
+      a[i++] = c;
+      if (c == '\0') a[i++] = '\xff';
+    }
+    a[i] = '\0';
+    return a;
+  }();
+
+ public:
+  // The exact bytes of this literal in a key: 0x02, the text (NULs escaped as 00 FF), 0x00.
+  static constexpr std::string_view encoded{encoded_array_.data(), encoded_array_.size()};
+};
+
+// A typed element of the key. T needs a key codec (keyschema::codec<T>).
+template <fixed_string Name, class T>
+struct field {
+  using keyschema_kind = detail::field_tag;
+  using type = T;
+  static constexpr std::string_view name = Name.view();
+  static constexpr auto name_string = Name;
+};
+
+namespace detail {
+
+// Segment kinds are recognized by tag, which also keeps the checks cheap to instantiate.
+struct literal_tag {};
+struct field_tag {};
+struct keyspace_tag {};
+struct schema_tag {};
+
+template <class S>
+struct is_lit : std::bool_constant<requires { requires std::is_same_v<typename S::keyschema_kind, literal_tag>; }> {};
+template <class S>
+struct is_field : std::bool_constant<requires { requires std::is_same_v<typename S::keyschema_kind, field_tag>; }> {};
+
+template <class... S>
+using fields_of = decltype(std::tuple_cat(std::declval<std::conditional_t<is_field<S>::value, std::tuple<S>, std::tuple<>>>()...));
+
+template <class Fields>
+struct key_type_of;
+template <class... F>
+struct key_type_of<std::tuple<F...>> {
+  using type = std::tuple<typename F::type...>;
+};
+
+// For each segment, the number of fields before it.
+template <class... S>
+constexpr std::array<std::size_t, sizeof...(S) + 1> fields_before() {
+  std::array<std::size_t, sizeof...(S) + 1> a{};
+  constexpr bool is_f[] = {is_field<S>::value..., false};
+  for (std::size_t i = 0; i < sizeof...(S); ++i) a[i + 1] = a[i] + (is_f[i] ? 1 : 0);
+  return a;
+}
+
+// prefix_segments[k]: how many segments a prefix of k fields covers: every segment before
+// field k, which includes the literals that follow field k-1. For k == field count: all.
+template <class... S>
+constexpr auto prefix_segments() {
+  constexpr bool is_f[] = {is_field<S>::value..., false};
+  constexpr std::size_t nf = (std::size_t{0} + ... + (is_field<S>::value ? 1 : 0));
+  std::array<std::size_t, nf + 1> a{};
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < sizeof...(S); ++i) {
+    if (is_f[i]) a[k++] = i;
+  }
+  a[nf] = sizeof...(S);
+  return a;
+}
+
+}  // namespace detail
+
+// One family of keys: a name, the value type, and the key's segments (lit and field).
+template <fixed_string Name, class Value, class... Segments>
+struct keyspace {
+  using keyschema_kind = detail::keyspace_tag;
+  static_assert(((detail::is_lit<Segments>::value || detail::is_field<Segments>::value) && ...),
+                "keyschema::keyspace: every segment must be keyschema::lit<\"WORD\"> or "
+                "keyschema::field<\"name\", T>; wrap the offending segment");
+
+  static constexpr std::string_view name = Name.view();
+  static constexpr auto name_string = Name;
+  using value_type = Value;
+  using segments = std::tuple<Segments...>;
+  using fields = detail::fields_of<Segments...>;
+  // The typed key: the field types in order.
+  using key_type = typename detail::key_type_of<fields>::type;
+
+  static constexpr std::size_t segment_count = sizeof...(Segments);
+  static constexpr std::size_t field_count = std::tuple_size_v<fields>;
+  template <std::size_t I>
+  using field_at = std::tuple_element_t<I, fields>;
+
+  // fields_before[s]: index of the field at segment s (when it is one); prefix_segments[k]: the
+  // number of segments a prefix of k fields covers.
+  static constexpr auto fields_before = detail::fields_before<Segments...>();
+  static constexpr auto prefix_segments = detail::prefix_segments<Segments...>();
+};
+
+// A set of keyspaces sharing one database. Check it with keyschema::valid_schema.
+template <class... Keyspaces>
+struct schema {
+  using keyschema_kind = detail::schema_tag;
+  using keyspaces = std::tuple<Keyspaces...>;
+  static constexpr std::size_t size = sizeof...(Keyspaces);
+  template <class KS>
+  static constexpr bool contains = (std::is_same_v<KS, Keyspaces> || ...);
+};
+
+namespace detail {
+
+template <class T>
+struct is_keyspace : std::bool_constant<requires { requires std::is_same_v<typename T::keyschema_kind, keyspace_tag>; }> {};
+template <class T>
+struct is_schema : std::bool_constant<requires { requires std::is_same_v<typename T::keyschema_kind, schema_tag>; }> {};
+
+// What the validator knows of one segment.
+struct segment_info {
+  bool literal = false;
+  std::string_view text;     // literal text, or field name
+  std::string_view encoded;  // literal bytes
+  type_code_set codes;       // first bytes a field's encoding can start with
+  bool has_codec = true;
+};
+
+template <class S>
+constexpr segment_info describe_segment() {
+  if constexpr (is_lit<S>::value) {
+    return segment_info{true, S::text, S::encoded, type_code_set::of(0x02), true};
+  } else if constexpr (key_encodable<typename S::type>) {
+    return segment_info{false, S::name, {}, codec_traits<typename S::type>::type_codes(), true};
+  } else {
+    return segment_info{false, S::name, {}, type_code_set::all(), false};
+  }
+}
+
+template <class Segments>
+struct segments_info;
+template <class... S>
+struct segments_info<std::tuple<S...>> {
+  static constexpr std::array<segment_info, sizeof...(S)> segments{describe_segment<S>()...};
+};
+template <class KS>
+using keyspace_info = segments_info<typename KS::segments>;
+
+enum class problem_kind {
+  none,
+  not_a_keyspace,
+  empty_keyspace,
+  duplicate_keyspace_name,
+  duplicate_field_name,
+  field_without_codec,
+  value_without_codec,
+  keyspaces_collide,
+};
+
+struct schema_problem {
+  problem_kind kind = problem_kind::none;
+  std::size_t a = 0;        // keyspace index
+  std::size_t b = 0;        // other keyspace index (collisions, duplicate names)
+  std::size_t segment = 0;  // segment position (0-based)
+};
+
+// Returns npos when every key of A differs from every key of B before either ends. Otherwise
+// the keys can collide, and the result is the first segment position where the two are not the
+// same literal (where a literal faces a field, or two fields can encode alike), or the position
+// where one keyspace runs out of segments when all before are equal literals: the place to
+// make them differ.
+template <std::size_t NA, std::size_t NB>
+constexpr std::size_t collision_position(const std::array<segment_info, NA>& a, const std::array<segment_info, NB>& b) {
+  constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  std::size_t first_ambiguous = npos;
+  for (std::size_t i = 0;; ++i) {
+    if (i == NA || i == NB) return first_ambiguous == npos ? i : first_ambiguous;
+    const segment_info& x = a[i];
+    const segment_info& y = b[i];
+    if (x.literal && y.literal) {
+      if (x.encoded != y.encoded) return npos;
+      continue;
+    }
+    if (x.literal || y.literal) {
+      const segment_info& f = x.literal ? y : x;
+      if (!f.codes.contains(0x02)) return npos;
+    } else if (!x.codes.intersects(y.codes)) {
+      return npos;
+    }
+    if (first_ambiguous == npos) first_ambiguous = i;
+  }
+}
+
+// Keyspace I against every keyspace J < I.
+template <class KSs, std::size_t I, std::size_t... J>
+constexpr void collide_row(schema_problem& p, std::index_sequence<J...>) {
+  (
+      [&] {
+        if (p.kind != problem_kind::none) return;
+        const std::size_t pos = collision_position(keyspace_info<std::tuple_element_t<J, KSs>>::segments,
+                                                   keyspace_info<std::tuple_element_t<I, KSs>>::segments);
+        if (pos != static_cast<std::size_t>(-1)) p = {problem_kind::keyspaces_collide, J, I, pos};
+      }(),
+      ...);
+}
+
+template <class KSs, std::size_t... I>
+constexpr void collide_rows(schema_problem& p, std::index_sequence<I...>) {
+  (collide_row<KSs, I>(p, std::make_index_sequence<I>{}), ...);
+}
+
+template <class... K>
+constexpr schema_problem find_problem(schema<K...>*) {
+  constexpr bool keyspaces[] = {is_keyspace<K>::value..., true};
+  for (std::size_t i = 0; i < sizeof...(K); ++i) {
+    if (!keyspaces[i]) return {problem_kind::not_a_keyspace, i, 0, 0};
+  }
+  if constexpr ((is_keyspace<K>::value && ...)) {
+    constexpr std::string_view names[] = {K::name..., {}};
+    constexpr std::size_t counts[] = {K::segment_count..., 0};
+    constexpr bool values_ok[] = {value_encodable<typename K::value_type>..., true};
+    for (std::size_t i = 0; i < sizeof...(K); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (names[i] == names[j]) return {problem_kind::duplicate_keyspace_name, j, i, 0};
+      }
+      if (counts[i] == 0) return {problem_kind::empty_keyspace, i, 0, 0};
+    }
+    schema_problem p;
+    std::size_t idx = 0;
+    // Per keyspace: field names, codecs, value codec.
+    (
+        [&] {
+          const auto& segs = keyspace_info<K>::segments;
+          if (p.kind == problem_kind::none) {
+            for (std::size_t s = 0; s < segs.size() && p.kind == problem_kind::none; ++s) {
+              if (segs[s].literal) continue;
+              if (!segs[s].has_codec) {
+                p = {problem_kind::field_without_codec, idx, 0, s};
+                break;
+              }
+              for (std::size_t t = 0; t < s; ++t) {
+                if (!segs[t].literal && segs[t].text == segs[s].text) {
+                  p = {problem_kind::duplicate_field_name, idx, 0, s};
+                  break;
+                }
+              }
+            }
+            if (p.kind == problem_kind::none && !values_ok[idx]) p = {problem_kind::value_without_codec, idx, 0, 0};
+          }
+          ++idx;
+        }(),
+        ...);
+    if (p.kind != problem_kind::none) return p;
+    // Pairwise prefix-disjointness.
+    collide_rows<std::tuple<K...>>(p, std::make_index_sequence<sizeof...(K)>{});
+    return p;
+  } else {
+    return {};
+  }
+}
+
+template <class S>
+constexpr schema_problem schema_problem_of() {
+  if constexpr (is_schema<S>::value)
+    return find_problem(static_cast<S*>(nullptr));
+  else
+    return {problem_kind::not_a_keyspace, 0, 0, 0};
+}
+
+}  // namespace detail
+
+// True when S is a keyschema::schema<...> that passes every check (see the top of this file).
+template <class S>
+concept valid_schema = detail::is_schema<S>::value && (detail::schema_problem_of<S>().kind == detail::problem_kind::none);
+
+// The diagnostics. Each is a template whose arguments name what is wrong, so the compiler's
+// "required from" note shows the keyspace, field and segment position; its static_assert message
+// says how to fix it. They are instantiated only for an invalid schema, by keyschema::store.
+namespace diagnostic {
+
+template <std::size_t N>
+inline constexpr bool always_false = false;
+
+template <fixed_string KeyspaceA, fixed_string KeyspaceB, std::size_t SegmentPosition>
+struct keyspaces_collide {
+  static_assert(always_false<SegmentPosition>,
+                "keyschema::schema: two keyspaces can produce the same key, or a key of one can be a prefix of "
+                "a key of the other (see KeyspaceA, KeyspaceB and SegmentPosition, 0-based, in this "
+                "instantiation); make them differ at that segment: a different literal, or a field whose "
+                "type cannot encode to what faces it");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Keyspace>
+struct duplicate_keyspace_name {
+  static_assert(always_false<Keyspace.size()>,
+                "keyschema::schema: two keyspaces have the same name; keyspace names must be unique");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Keyspace, std::size_t SegmentPosition>
+struct duplicate_field_name {
+  static_assert(always_false<SegmentPosition>,
+                "keyschema::keyspace: a field name is used twice in this keyspace (see Keyspace and "
+                "SegmentPosition); rename one of the fields");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Keyspace, std::size_t SegmentPosition>
+struct field_without_key_codec {
+  static_assert(always_false<SegmentPosition>,
+                "keyschema::keyspace: the field at SegmentPosition has a type with no key codec; "
+                "specialize keyschema::codec<T> (mapped: repr/to_repr/from_repr, or full: encode/decode/name)");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Keyspace>
+struct value_without_codec {
+  static_assert(always_false<Keyspace.size()>,
+                "keyschema::keyspace: the value type of this keyspace has no value codec; specialize "
+                "keyschema::value_codec<T> (encode/decode/name) or give T a key codec");
+  static constexpr bool value = false;
+};
+
+template <std::size_t ArgumentPosition>
+struct not_a_keyspace {
+  static_assert(always_false<ArgumentPosition>,
+                "keyschema::schema: every argument must be a keyschema::keyspace<\"name\", Value, segments...>");
+  static constexpr bool value = false;
+};
+
+template <std::size_t KeyspacePosition>
+struct empty_keyspace {
+  static_assert(always_false<KeyspacePosition>,
+                "keyschema::keyspace: a keyspace needs at least one segment; start it with a keyschema::lit<\"WORD\">");
+  static constexpr bool value = false;
+};
+
+}  // namespace diagnostic
+
+namespace detail {
+
+// Instantiates the diagnostic that names the first problem of S. Returns valid_schema<S>.
+template <class S>
+constexpr bool diagnose_schema() {
+  if constexpr (!is_schema<S>::value) {
+    return diagnostic::not_a_keyspace<sizeof(S) * 0>::value;
+  } else {
+    constexpr schema_problem p = schema_problem_of<S>();
+    using ks = typename S::keyspaces;
+    if constexpr (p.kind == problem_kind::none) {
+      return true;
+    } else if constexpr (p.kind == problem_kind::not_a_keyspace) {
+      return diagnostic::not_a_keyspace<p.a>::value;
+    } else if constexpr (p.kind == problem_kind::empty_keyspace) {
+      return diagnostic::empty_keyspace<p.a>::value;
+    } else if constexpr (p.kind == problem_kind::duplicate_keyspace_name) {
+      return diagnostic::duplicate_keyspace_name<std::tuple_element_t<p.a, ks>::name_string>::value;
+    } else if constexpr (p.kind == problem_kind::duplicate_field_name) {
+      return diagnostic::duplicate_field_name<std::tuple_element_t<p.a, ks>::name_string, p.segment>::value;
+    } else if constexpr (p.kind == problem_kind::field_without_codec) {
+      return diagnostic::field_without_key_codec<std::tuple_element_t<p.a, ks>::name_string, p.segment>::value;
+    } else if constexpr (p.kind == problem_kind::value_without_codec) {
+      return diagnostic::value_without_codec<std::tuple_element_t<p.a, ks>::name_string>::value;
+    } else {
+      return diagnostic::keyspaces_collide<std::tuple_element_t<p.a, ks>::name_string,
+                                           std::tuple_element_t<p.b, ks>::name_string, p.segment>::value;
+    }
+  }
+}
+
+}  // namespace detail
+
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,485 @@
+// keyschema/store.hpp: the typed store over a schema and a backend.
+//
+// store<Schema, Backend> is the object applications use. It owns a Backend (constructed in place
+// from the store's constructor arguments) and offers, per keyspace of Schema, typed point
+// operations (put, get, erase, contains), typed ordered scans (scan -> a range-v3 view of
+// entry<KS>), range erases, atomic batches across keyspaces, write transactions that read their
+// own writes, and snapshots for consistent multi-scan reads:
+//
+//   keyschema::store<broker, keyschema::memory_backend> db;        // or leveldb_backend{path}, ...
+//   db.put<message_metadata>({"queue-7", 42}, keyschema::bytes("..."));
+//   std::optional<keyschema::bytes> v = db.get<message_metadata>({"queue-7", 42});
+//   for (const auto& e : db.scan<message_metadata>("queue-7").from(40)) ...
+//   auto b = db.batch();  b.put<...>(...);  b.erase<...>(...);  b.commit({.sync = true});
+//   auto tx = db.transaction();  auto n = tx.get<message_count>({"queue-7"}).value_or(0);
+//   tx.put<message_count>({"queue-7"}, n + 1);  tx.commit();
+//
+// The schema is checked at compile time (see schema.hpp): a store over an invalid schema does not
+// compile, and the first error names the keyspaces and segment involved. At construction the
+// store checks the database's schema fingerprint (see fingerprint.hpp): it records it in a new
+// database and throws schema_error when the database was written with another layout.
+//
+// Thread-safety: a store may be used from many threads at once. Reads (get, contains, scan,
+// snapshot) never block each other or writers. Writes (put, erase, batch commits, transactions,
+// erase_range) are serialized by the store: one at a time, in the order they take the store's
+// writer lock. A transaction holds that lock from transaction() until commit(), rollback() or its
+// destruction, so a read-modify-write inside it cannot lose an update.
+// REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
+// itself from that thread throws keyschema::error instead of deadlocking.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/key_codec.hpp>
+#include <keyschema/detail/overlay_cursor.hpp>
+#include <keyschema/entry.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/fingerprint.hpp>
+#include <keyschema/scan.hpp>
+#include <keyschema/schema.hpp>
+#include <keyschema/value_codec.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+template <class Schema, class Backend>
+class store;
+
+namespace detail {
+
+template <class Schema, class KS>
+constexpr bool check_keyspace() {
+  static_assert(Schema::template contains<KS>,
+                "keyschema::store: this keyspace is not part of the store's schema; add it to the "
+                "keyschema::schema<...> the store was declared with");
+  return true;
+}
+
+// Typed reads over a Derived that provides
+//   bool raw_get(std::string_view key, std::string& value) const;
+//   cursor raw_cursor(const key_range&) const;
+template <class Derived, class Schema>
+class basic_reader {
+ public:
+  // The value stored under key in keyspace KS, or std::nullopt.
+  // Errors: decode_error when the stored value does not decode (names keyspace and key);
+  // backend_error from the engine.
+  template <class KS>
+  std::optional<typename KS::value_type> get(const typename KS::key_type& key) const {
+    static_assert(check_keyspace<Schema, KS>());
+    thread_local std::string k, v;
+    k.clear();
+    key_codec<KS>::encode(k, key);
+    if (!self().raw_get(k, v)) return std::nullopt;
+    return decode_value<KS>(k, v);
+  }
+
+  // Whether key exists in keyspace KS. Errors: backend_error.
+  template <class KS>
+  bool contains(const typename KS::key_type& key) const {
+    static_assert(check_keyspace<Schema, KS>());
+    thread_local std::string k, v;
+    k.clear();
+    key_codec<KS>::encode(k, key);
+    return self().raw_get(k, v);
+  }
+
+  // The entries of KS whose first sizeof...(P) fields equal prefix (none: the whole keyspace),
+  // in key order. See scan.hpp for bounds, reverse, limit and lifetimes.
+  template <class KS, class... P>
+  scan_view<KS, Derived, sizeof...(P)> scan(const P&... prefix) const {
+    static_assert(check_keyspace<Schema, KS>());
+    static_assert(sizeof...(P) <= KS::field_count,
+                  "keyschema::scan: more prefix values than the keyspace has fields; pass at most "
+                  "KS::field_count values, in field order");
+    std::string p;
+    key_codec<KS>::encode_prefix(p, prefix...);
+    return scan_view<KS, Derived, sizeof...(P)>(&self(), std::move(p));
+  }
+
+ private:
+  const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+};
+
+// Typed writes over a Derived that provides
+//   template <class KW, class VW> void emplace_op(write_batch::op_kind, KW&&, VW&&);
+//   std::size_t max_key_size() const;
+template <class Derived, class Schema>
+class basic_writer {
+ public:
+  // Stores value under key in keyspace KS (replacing any previous value) when the batch or
+  // transaction commits. Errors: limit_error when the encoded key is longer than the backend
+  // accepts (names the keyspace, the size and the limit); nothing is added then.
+  template <class KS>
+  void put(const typename KS::key_type& key, const typename KS::value_type& value) {
+    static_assert(check_keyspace<Schema, KS>());
+    self().emplace_op(
+        write_batch::op_kind::put, [&](std::string& b) { encode_checked<KS>(b, key); },
+        [&](std::string& b) { value_traits<typename KS::value_type>::encode(b, value); });
+  }
+
+  // Erases key from keyspace KS when the batch or transaction commits (a missing key is fine).
+  template <class KS>
+  void erase(const typename KS::key_type& key) {
+    static_assert(check_keyspace<Schema, KS>());
+    self().emplace_op(write_batch::op_kind::erase, [&](std::string& b) { encode_checked<KS>(b, key); },
+                      [](std::string&) {});
+  }
+
+ private:
+  template <class KS>
+  void encode_checked(std::string& b, const typename KS::key_type& key) const {
+    const std::size_t mark = b.size();
+    key_codec<KS>::encode(b, key);
+    const std::size_t n = b.size() - mark;
+    if (n > self().max_key_size()) {
+      throw limit_error("keyschema: keyspace '" + std::string(KS::name) + "': encoded key is " + std::to_string(n) +
+                        " bytes, longer than the backend's maximum key size of " +
+                        std::to_string(self().max_key_size()) + " bytes");
+    }
+  }
+
+  Derived& self() noexcept { return static_cast<Derived&>(*this); }
+  const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+};
+
+}  // namespace detail
+
+// A consistent, read-only view of a store: every read through it sees the database as of
+// store::snapshot(). REQUIRES: the store outlives the snapshot and every scan made from it.
+// Thread-safety: const members may be called from several threads at once.
+template <class Schema, class Backend>
+class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backend>, Schema> {
+ public:
+  bool raw_get(std::string_view key, std::string& value) const { return backend_->get(key, value, &snap_); }
+  typename Backend::cursor_type raw_cursor(const key_range& r) const { return backend_->cursor(r, &snap_); }
+
+ private:
+  friend class store<Schema, Backend>;
+  store_snapshot(const Backend* b, typename Backend::snapshot_type s) : backend_(b), snap_(std::move(s)) {}
+  const Backend* backend_;
+  typename Backend::snapshot_type snap_;
+};
+
+// An atomic group of puts and erases across keyspaces, applied by commit() all together or not
+// at all. Nothing is visible before commit. A batch is reusable: commit() empties it.
+// REQUIRES: the store outlives the batch. Thread-safety: one thread at a time.
+template <class Schema, class Backend>
+class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Schema> {
+ public:
+  // Applies every operation atomically, with the durability of opts, then empties the batch.
+  // Errors: backend_error / limit_error from the engine; the batch is then left as it was and
+  // nothing was applied. keyschema::error when this thread holds an open transaction.
+  void commit(const write_options& opts = {}) {
+    store_->write(ops_, opts);
+    ops_.clear();
+  }
+  // Drops every operation.
+  void clear() noexcept { ops_.clear(); }
+  std::size_t size() const noexcept { return ops_.size(); }
+  bool empty() const noexcept { return ops_.empty(); }
+  const write_batch& operations() const noexcept { return ops_; }
+
+  template <class KW, class VW>
+  void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
+    ops_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
+  }
+  std::size_t max_key_size() const { return store_->backend().max_key_size(); }
+
+ private:
+  friend class store<Schema, Backend>;
+  explicit store_batch(store<Schema, Backend>* s) : store_(s) {}
+  store<Schema, Backend>* store_;
+  write_batch ops_;
+};
+
+// A write transaction: it holds the store's writer lock from its creation, reads a snapshot
+// taken then plus its own pending writes (read-your-writes, also in scans), and applies all of
+// its writes atomically at commit(). Since no other writer can commit meanwhile, what it read is
+// still current at commit: read-modify-write sequences (counters) cannot lose updates.
+// Destroying an uncommitted transaction rolls it back.
+// REQUIRES: created, used and ended by one thread; the store outlives it.
+template <class Schema, class Backend>
+class store_transaction : public detail::basic_reader<store_transaction<Schema, Backend>, Schema>,
+                    public detail::basic_writer<store_transaction<Schema, Backend>, Schema> {
+ public:
+  store_transaction(store_transaction&&) noexcept = default;
+  store_transaction& operator=(store_transaction&&) = delete;
+  ~store_transaction() { release(); }
+
+  using detail::basic_reader<store_transaction, Schema>::get;
+  using detail::basic_reader<store_transaction, Schema>::contains;
+  using detail::basic_reader<store_transaction, Schema>::scan;
+  using detail::basic_writer<store_transaction, Schema>::put;
+  using detail::basic_writer<store_transaction, Schema>::erase;
+
+  // Erases, atomically with the rest of the transaction, every entry a scan of this transaction
+  // covers (honouring its bounds and limit). Returns how many entries it erased.
+  template <class KS, std::size_t K>
+  std::size_t erase_range(const scan_view<KS, store_transaction, K>& view) {
+    require_open();
+    std::size_t n = 0;
+    auto c = raw_cursor(view.range());
+    for (; c.valid() && n < view.max_count(); c.next()) {
+      if (!detail::key_codec<KS>::matches(c.key())) continue;
+      pending_[std::string(c.key())] = std::nullopt;
+      ++n;
+    }
+    return n;
+  }
+  // erase_range of scan<KS>(prefix...).
+  template <class KS, class... P>
+  std::size_t erase_prefix(const P&... prefix) {
+    return erase_range(this->template scan<KS>(prefix...));
+  }
+
+  // Applies every write atomically with the durability of opts and releases the writer lock.
+  // Errors: backend_error / limit_error from the engine: nothing was applied, the transaction
+  // stays open and may be retried or rolled back.
+  void commit(const write_options& opts = {}) {
+    require_open();
+    write_batch b;
+    for (const auto& [k, v] : pending_) {
+      if (v)
+        b.put(k, *v);
+      else
+        b.erase(k);
+    }
+    store_->backend().write(b, opts);
+    pending_.clear();
+    release();
+  }
+  // Drops every write and releases the writer lock.
+  void rollback() noexcept {
+    pending_.clear();
+    release();
+  }
+  bool is_open() const noexcept { return store_ != nullptr && lock_.owns_lock(); }
+  // Number of distinct keys written so far.
+  std::size_t size() const noexcept { return pending_.size(); }
+
+  bool raw_get(std::string_view key, std::string& value) const {
+    require_open();
+    if (auto it = pending_.find(key); it != pending_.end()) {
+      if (!it->second) return false;
+      value.assign(*it->second);
+      return true;
+    }
+    return store_->backend().get(key, value, &snap_);
+  }
+  detail::overlay_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
+    require_open();
+    return detail::overlay_cursor<typename Backend::cursor_type>(store_->backend().cursor(r, &snap_), pending_, r);
+  }
+  template <class KW, class VW>
+  void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
+    require_open();
+    key_buf_.clear();
+    kw(key_buf_);
+    if (kind == write_batch::op_kind::put) {
+      std::string v;
+      vw(v);
+      pending_.insert_or_assign(key_buf_, std::optional<std::string>(std::move(v)));
+    } else {
+      pending_.insert_or_assign(key_buf_, std::nullopt);
+    }
+  }
+  std::size_t max_key_size() const { return store_->backend().max_key_size(); }
+
+ private:
+  friend class store<Schema, Backend>;
+  store_transaction(store<Schema, Backend>* s, std::unique_lock<std::mutex> lock)
+      : store_(s), lock_(std::move(lock)), snap_(s->backend().snapshot()) {}
+
+  void require_open() const {
+    if (!is_open()) throw error("keyschema::transaction: the transaction is already committed or rolled back");
+  }
+  void release() noexcept {
+    if (lock_.owns_lock()) {
+      store_->writer_ = std::thread::id();
+      lock_.unlock();
+    }
+  }
+
+  store<Schema, Backend>* store_;
+  std::unique_lock<std::mutex> lock_;
+  typename Backend::snapshot_type snap_;
+  detail::pending_map pending_;
+  std::string key_buf_;
+};
+
+template <class Schema, class Backend>
+class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
+  static_assert(detail::diagnose_schema<Schema>(),
+                "keyschema::store: the schema is invalid; the error above names the keyspaces and segment "
+                "position involved");
+  static_assert(backend<Backend>,
+                "keyschema::store: Backend does not meet the backend contract; see keyschema/backend.hpp");
+
+ public:
+  using schema_type = Schema;
+  using backend_type = Backend;
+  using batch_type = store_batch<Schema, Backend>;
+  using transaction_type = store_transaction<Schema, Backend>;
+  using snapshot_type = store_snapshot<Schema, Backend>;
+
+  // Keys per write when erase_range works in bounded batches.
+  static constexpr std::size_t erase_chunk = 1000;
+
+  // Constructs the backend from args (a path and options for file-based backends) and checks or
+  // records the schema fingerprint.
+  // Errors: whatever the backend's constructor throws (backend_error, locked_error, ...);
+  // schema_error when the database was written with another schema layout.
+  template <class... Args>
+  explicit store(Args&&... args) : backend_(std::forward<Args>(args)...) {
+    check_fingerprint();
+  }
+  store(const store&) = delete;
+  store& operator=(const store&) = delete;
+
+  // The backend, for its own options and tools (compaction, statistics, native handles).
+  Backend& backend() noexcept { return backend_; }
+  const Backend& backend() const noexcept { return backend_; }
+
+  // A consistent view of the database as of now. REQUIRES: the store outlives it.
+  snapshot_type snapshot() const { return snapshot_type(&backend_, backend_.snapshot()); }
+
+  // An empty batch bound to this store. REQUIRES: the store outlives it.
+  batch_type batch() { return batch_type(this); }
+
+  // Begins a write transaction: blocks until no other write is in progress.
+  // Errors: keyschema::error when this thread already holds a transaction on this store.
+  transaction_type transaction() {
+    auto lk = lock_writer();
+    writer_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    return transaction_type(this, std::move(lk));
+  }
+
+  // Single-operation writes: each is its own atomic commit.
+  template <class KS>
+  void put(const typename KS::key_type& key, const typename KS::value_type& value, const write_options& opts = {}) {
+    auto lk = lock_writer();
+    scratch_.clear();
+    detail::basic_writer<one_op, Schema>& w = scratch_writer_;
+    w.template put<KS>(key, value);
+    backend_.write(scratch_, opts);
+  }
+  template <class KS>
+  void erase(const typename KS::key_type& key, const write_options& opts = {}) {
+    auto lk = lock_writer();
+    scratch_.clear();
+    detail::basic_writer<one_op, Schema>& w = scratch_writer_;
+    w.template erase<KS>(key);
+    backend_.write(scratch_, opts);
+  }
+
+  // Applies a byte-level batch atomically (what batch::commit does).
+  void write(const write_batch& b, const write_options& opts = {}) {
+    auto lk = lock_writer();
+    backend_.write(b, opts);
+  }
+
+  // Erases every entry the scan covers (its prefix, bounds and limit), in bounded batches of
+  // erase_chunk keys: each chunk is atomic, the whole is not (a crash midway leaves a suffix of
+  // the range). Readers are never blocked for long. Returns how many entries it erased.
+  // Errors: backend_error; what was erased before the error stays erased.
+  template <class KS, std::size_t K>
+  std::size_t erase_range(const scan_view<KS, store, K>& view, const write_options& opts = {}) {
+    key_range r = view.range();
+    std::string lower(r.lower), upper(r.upper);
+    const bool reverse = r.reverse;
+    std::size_t left = view.max_count();
+    std::size_t erased = 0;
+    write_batch b;
+    for (;;) {
+      b.clear();
+      std::string last;
+      {
+        auto lk = lock_writer();
+        for (auto c = backend_.cursor(key_range{lower, upper, reverse}, nullptr);
+             c.valid() && b.size() < erase_chunk && left > 0; c.next()) {
+          if (!detail::key_codec<KS>::matches(c.key())) continue;
+          b.erase(c.key());
+          last.assign(c.key());
+          --left;
+        }
+        if (b.empty()) return erased;
+        backend_.write(b, opts);
+      }
+      erased += b.size();
+      if (reverse) {
+        upper = last;
+      } else {
+        lower = last;
+        lower.push_back('\0');
+      }
+    }
+  }
+  // erase_range of scan<KS>(prefix...).
+  template <class KS, class... P>
+  std::size_t erase_prefix(const P&... prefix) {
+    return erase_range(this->template scan<KS>(prefix...));
+  }
+
+  // Reader hooks (see basic_reader): the latest committed state.
+  bool raw_get(std::string_view key, std::string& value) const { return backend_.get(key, value, nullptr); }
+  typename Backend::cursor_type raw_cursor(const key_range& r) const { return backend_.cursor(r, nullptr); }
+
+ private:
+  friend class store_transaction<Schema, Backend>;
+
+  // The writer used by put/erase: encodes into scratch_.
+  struct one_op : detail::basic_writer<one_op, Schema> {
+    store* s;
+    explicit one_op(store* st) : s(st) {}
+    template <class KW, class VW>
+    void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
+      s->scratch_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
+    }
+    std::size_t max_key_size() const { return s->backend_.max_key_size(); }
+  };
+
+  std::unique_lock<std::mutex> lock_writer() {
+    if (writer_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+      throw error(
+          "keyschema::store: this thread holds an open transaction on this store, so this write would "
+          "deadlock; write through the transaction, or commit or roll it back first");
+    }
+    return std::unique_lock<std::mutex>(writer_mu_);
+  }
+
+  void check_fingerprint() {
+    std::string stored;
+    const std::string expected = layout<Schema>::record();
+    if (!backend_.get(schema_key, stored, nullptr)) {
+      write_batch b;
+      b.put(schema_key, expected);
+      backend_.write(b, write_options{.sync = true});
+      return;
+    }
+    if (stored == expected) return;
+    throw schema_error(
+        "keyschema::store: the database was written with another schema layout (stored fingerprint " +
+        stored.substr(0, stored.find('\n')) + ", this program's " + expected.substr(0, 16) +
+        "); open it with the schema that wrote it, or migrate it. Stored layout: " +
+        (stored.find('\n') == std::string::npos ? std::string("?") : stored.substr(stored.find('\n') + 1)) +
+        " This program's layout: " + expected.substr(17));
+  }
+
+  Backend backend_;
+  std::mutex writer_mu_;
+  std::atomic<std::thread::id> writer_{};  // the thread holding an open transaction, if any
+  write_batch scratch_;
+  one_op scratch_writer_{this};
+};
+
+KEYSCHEMA_END_NAMESPACE

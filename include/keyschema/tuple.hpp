@@ -1,0 +1,74 @@
+// keyschema/tuple.hpp: packing and unpacking whole keys in the FoundationDB tuple encoding.
+//
+//   std::string k = keyschema::tuple::pack("DESTINATION", queue, "MESSAGE_METADATA", id);
+//   auto [tag, q, kind, n] = keyschema::tuple::unpack<std::string, std::string, std::string, std::uint64_t>(k);
+//
+// A packed key is the concatenation of its elements' encodings (see keyschema/codec.hpp and
+// docs/encoding.md), so the byte order of packed keys is the element-wise order of the values
+// and a packed prefix is a byte prefix of every key that extends it.
+// For tools without a schema, unpack_dynamic() decodes any standard tuple into elements that
+// to_string()/to_json() render.
+//
+// Thread-safety: all functions are reentrant; they only touch their arguments.
+#pragma once
+
+#include <keyschema/codec.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/tuple_dynamic.hpp>
+#include <keyschema/detail/tuple_reader.hpp>
+#include <keyschema/error.hpp>
+
+#include <string>
+#include <string_view>
+#include <tuple>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace tuple {
+
+// Appends the elements vs... to out, in order. Allocates nothing besides out's growth.
+// Throws keyschema::error if a std::string argument is not valid UTF-8 (or whatever a user
+// codec throws); out then holds the elements before the failing one.
+template <class... Ts>
+void pack_into(std::string& out, const Ts&... vs) {
+  static_assert((key_writable<Ts> && ...), KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
+  if constexpr ((key_writable<Ts> && ...)) (codec_traits<Ts>::encode(out, vs), ...);
+}
+
+// Returns the encoding of the tuple (vs...). pack() of nothing is the empty string.
+// Throws as pack_into.
+template <class... Ts>
+std::string pack(const Ts&... vs) {
+  static_assert((key_writable<Ts> && ...), KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
+  std::string out;
+  if constexpr ((key_writable<Ts> && ...)) (codec_traits<Ts>::encode(out, vs), ...);
+  return out;
+}
+
+// Decodes all of `in` as the elements Ts... in order. Decode string elements as std::string.
+// Throws decode_error: malformed bytes, an element of another type, a value that does not fit,
+// too few elements, or "trailing bytes at byte N" when `in` holds more than Ts....
+template <class... Ts>
+std::tuple<Ts...> unpack(std::string_view in) {
+  static_assert((key_encodable<Ts> && ...), KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
+  if constexpr ((key_encodable<Ts> && ...)) {
+    reader r(in);
+    std::tuple<Ts...> result{codec_traits<Ts>::decode(r)...};  // braced: evaluated left to right
+    if (!r.at_end()) r.fail("trailing bytes");
+    return result;
+  } else {
+    return std::tuple<Ts...>{};
+  }
+}
+
+// Decodes the first element of `in` as T and returns it with the number of bytes it used.
+// Throws decode_error as unpack (trailing bytes are allowed).
+template <class T>
+std::pair<T, std::size_t> unpack_prefix(std::string_view in) {
+  static_assert(key_encodable<T>, KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
+  reader r(in);
+  T v = codec_traits<T>::decode(r);
+  return {std::move(v), r.offset()};
+}
+
+}  // namespace tuple
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,126 @@
+// keyschema/write_batch.hpp: an ordered list of byte-level puts and erases applied atomically.
+//
+// A write_batch is what every backend commits: all of its operations become visible together or
+// none do, and later operations on the same key win over earlier ones. Keys and values are raw
+// bytes; the typed layer (keyschema::batch, keyschema::transaction) encodes straight into the
+// batch's single buffer, so adding an operation allocates nothing once the buffer has grown.
+//
+// Thread-safety: a write_batch is a plain value. Const members may be called concurrently;
+// anything else needs external synchronization.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+// Durability of one commit, with the same meaning on every backend.
+struct write_options {
+  // true: the commit is on stable storage when write() returns (LevelDB WriteOptions::sync,
+  // LMDB's default fsync on commit). false: the commit survives a process crash but may be lost
+  // on an operating-system crash or power loss (LevelDB default, LMDB MDB_NOSYNC).
+  bool sync = false;
+};
+
+class write_batch {
+ public:
+  enum class op_kind : std::uint8_t { put, erase };
+
+  // One operation. key and value point into the batch and are valid until the batch is next
+  // modified or destroyed. value is empty for erase.
+  struct op {
+    op_kind kind;
+    std::string_view key;
+    std::string_view value;
+  };
+
+  write_batch() = default;
+
+  // Appends a put of key -> value. Copies both.
+  void put(std::string_view key, std::string_view value) {
+    emplace(op_kind::put, [&](std::string& b) { b.append(key); }, [&](std::string& b) { b.append(value); });
+  }
+
+  // Appends an erase of key (erasing a missing key is not an error). Copies key.
+  void erase(std::string_view key) {
+    emplace(op_kind::erase, [&](std::string& b) { b.append(key); }, [](std::string&) {});
+  }
+
+  // Appends an operation whose key and value bytes are produced in place: write_key(buf) and
+  // write_value(buf) must each only append to buf. This is how the typed layer encodes without
+  // temporaries. If either throws, the batch is left as it was before the call.
+  template <class KeyWriter, class ValueWriter>
+  void emplace(op_kind kind, KeyWriter&& write_key, ValueWriter&& write_value) {
+    const std::size_t mark = buf_.size();
+    try {
+      write_key(buf_);
+      const std::size_t key_end = buf_.size();
+      write_value(buf_);
+      ops_.push_back(rec{kind, mark, key_end - mark, buf_.size() - key_end});
+    } catch (...) {
+      buf_.resize(mark);
+      throw;
+    }
+  }
+
+  std::size_t size() const noexcept { return ops_.size(); }
+  bool empty() const noexcept { return ops_.empty(); }
+  // Bytes of keys and values held.
+  std::size_t byte_size() const noexcept { return buf_.size(); }
+
+  // Removes every operation; keeps the allocated capacity for reuse.
+  void clear() noexcept {
+    buf_.clear();
+    ops_.clear();
+  }
+
+  // REQUIRES: i < size().
+  op operator[](std::size_t i) const noexcept {
+    const rec& r = ops_[i];
+    std::string_view all(buf_);
+    return op{r.kind, all.substr(r.offset, r.key_len), all.substr(r.offset + r.key_len, r.value_len)};
+  }
+
+  // Iteration in insertion order: for (write_batch::op o : batch) ...
+  class const_iterator {
+   public:
+    using value_type = op;
+    using difference_type = std::ptrdiff_t;
+    const_iterator() = default;
+    const_iterator(const write_batch* b, std::size_t i) : b_(b), i_(i) {}
+    op operator*() const { return (*b_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      auto t = *this;
+      ++i_;
+      return t;
+    }
+    bool operator==(const const_iterator& o) const noexcept { return i_ == o.i_; }
+
+   private:
+    const write_batch* b_ = nullptr;
+    std::size_t i_ = 0;
+  };
+  const_iterator begin() const noexcept { return {this, 0}; }
+  const_iterator end() const noexcept { return {this, ops_.size()}; }
+
+ private:
+  struct rec {
+    op_kind kind;
+    std::size_t offset;
+    std::size_t key_len;
+    std::size_t value_len;
+  };
+  std::string buf_;
+  std::vector<rec> ops_;
+};
+
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# scripts/install-deps.sh: install the Debian 12 packages keyschema's build, tests, examples and
+# benchmarks need. Does nothing (and never calls apt-get) when they are all installed; otherwise
+# runs `apt-get update` once and installs only the missing ones, non-interactively.
+# Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config
+  catch2            # Catch2 2.x (tests)
+  librange-v3-dev   # range-v3 (core)
+  libleveldb-dev    # keyschema::leveldb
+  liblmdb-dev       # keyschema::lmdb
+  libbenchmark-dev  # benchmarks
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$p")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo)
+  else
+    echo "install-deps: missing packages (${missing[*]}) and not root; run as root or install them" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -q
+"${as_root[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

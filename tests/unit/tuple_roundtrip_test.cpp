@@ -1,0 +1,325 @@
+// Round trips through the tuple codec: every built-in type at its edge values, alone, next to
+// other elements, inside nested tuples, as optional and as desc<T>; enums, chrono types, a user
+// mapped codec (a message_id strong type over std::uint64_t) and a user full codec.
+#include <keyschema/tuple.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tuple_test_util.hpp"
+
+using keyschema::bytes;
+using keyschema::decode_error;
+using keyschema::desc;
+using keyschema::uuid;
+using tuple_test::B;
+using tuple_test::hex;
+namespace tuple = keyschema::tuple;
+
+// --- user types -----------------------------------------------------------------------------
+
+// A strong type for broker message ids, stored as its integer (mapped codec, no own name).
+struct message_id {
+  std::uint64_t value = 0;
+  friend bool operator==(const message_id&, const message_id&) = default;
+  friend auto operator<=>(const message_id&, const message_id&) = default;
+};
+
+template <>
+struct keyschema::codec<message_id> {
+  using repr = std::uint64_t;
+  static std::uint64_t to_repr(const message_id& m) noexcept { return m.value; }
+  static message_id from_repr(std::uint64_t v) noexcept { return message_id{v}; }
+};
+
+// A mapped codec with its own name whose from_repr validates.
+struct even_number {
+  std::uint32_t value = 0;
+  friend bool operator==(const even_number&, const even_number&) = default;
+};
+
+template <>
+struct keyschema::codec<even_number> {
+  using repr = std::uint32_t;
+  static constexpr std::string_view name = "even";
+  static std::uint32_t to_repr(const even_number& e) noexcept { return e.value; }
+  static even_number from_repr(std::uint32_t v) {
+    if (v % 2 != 0) throw keyschema::decode_error("odd value for even_number");
+    return even_number{v};
+  }
+};
+
+// A full codec: a point stored as the nested tuple (x, y).
+struct point {
+  std::int32_t x = 0;
+  std::int32_t y = 0;
+  friend bool operator==(const point&, const point&) = default;
+};
+
+template <>
+struct keyschema::codec<point> {
+  using inner = std::tuple<std::int32_t, std::int32_t>;
+  static constexpr std::string_view name = "point";
+  static constexpr keyschema::type_code_set type_codes = keyschema::codec_traits<inner>::type_codes();
+  static void encode(std::string& out, const point& p) { keyschema::codec_traits<inner>::encode(out, inner(p.x, p.y)); }
+  static point decode(keyschema::tuple::reader& in) {
+    const auto [x, y] = keyschema::codec_traits<inner>::decode(in);
+    return point{x, y};
+  }
+};
+
+enum class priority : std::uint8_t { low = 0, high = 200 };
+enum class delta : std::int16_t { back = -300, none = 0, forward = 300 };
+enum class letter : char { a = 'a', z = 'z' };
+enum plain_enum { plain_a = -5, plain_b = 70000 };
+
+namespace {
+
+// Packs v alone, between neighbours, inside a nested tuple and as an optional; decodes each and
+// checks equality, that skip_element() consumes exactly the element, and that the schema-less
+// decoder accepts the bytes.
+template <class T, class Eq>
+void roundtrip_with(const T& v, Eq eq) {
+  const std::string alone = tuple::pack(v);
+  INFO("encoding " << hex(alone));
+  CHECK(eq(std::get<0>(tuple::unpack<T>(alone)), v));
+
+  const std::string prefix = tuple::pack("pre");
+  const std::string framed = tuple::pack("pre", v, std::int64_t{-7});
+  CHECK(framed == prefix + alone + tuple::pack(std::int64_t{-7}));
+  const auto [a, b, c] = tuple::unpack<std::string, T, std::int64_t>(framed);
+  CHECK(a == "pre");
+  CHECK(eq(b, v));
+  CHECK(c == -7);
+
+  tuple::reader r(framed);
+  r.skip_element();
+  r.skip_element();
+  CHECK(r.remaining() == tuple::pack(std::int64_t{-7}));
+
+  const std::string nested = tuple::pack(std::tuple<T, std::string>(v, "post"));
+  const auto [n] = tuple::unpack<std::tuple<T, std::string>>(nested);
+  CHECK(eq(std::get<0>(n), v));
+  CHECK(std::get<1>(n) == "post");
+
+  if constexpr (!keyschema::codec_traits<T>::type_codes().contains(0x00)) {
+    const auto [some, none] = tuple::unpack<std::optional<T>, std::optional<T>>(
+        tuple::pack(std::optional<T>(v), std::optional<T>()));
+    REQUIRE(some.has_value());
+    CHECK(eq(*some, v));
+    CHECK_FALSE(none.has_value());
+  }
+
+  const std::string descending = tuple::pack(desc<T>(v), std::int64_t{5});
+  const auto [d, tail] = tuple::unpack<desc<T>, std::int64_t>(descending);
+  CHECK(eq(d.value, v));
+  CHECK(tail == 5);
+
+  CHECK_NOTHROW(tuple::unpack_dynamic(framed));
+  CHECK_NOTHROW(tuple::unpack_dynamic(nested));
+  CHECK_NOTHROW(tuple::unpack_dynamic(descending));
+}
+
+template <class T>
+void roundtrip(const T& v) {
+  roundtrip_with(v, [](const T& x, const T& y) { return x == y; });
+}
+
+template <class T>
+void integer_edges() {
+  using L = std::numeric_limits<T>;
+  std::vector<T> values = {L::min(), L::max(), T{0}, T{1}, static_cast<T>(L::max() - 1), static_cast<T>(L::min() + 1)};
+  if constexpr (std::is_signed_v<T>) values.push_back(T{-1});
+  for (unsigned bits = 1; bits < sizeof(T) * 8; ++bits) {  // every byte-length boundary
+    const auto p = static_cast<T>(std::uint64_t{1} << (bits - (std::is_signed_v<T> ? 1 : 0)) % (sizeof(T) * 8));
+    values.push_back(p);
+    values.push_back(static_cast<T>(p - 1));
+    if constexpr (std::is_signed_v<T>) {
+      values.push_back(static_cast<T>(-p));
+      values.push_back(static_cast<T>(-p + 1));
+    }
+  }
+  std::mt19937_64 rng(1234);
+  for (int i = 0; i < 200; ++i) values.push_back(static_cast<T>(rng() >> (rng() % 64)));
+  for (const T v : values) {
+    INFO("value " << +v);
+    const std::string k = tuple::pack(v);
+    CHECK(std::get<0>(tuple::unpack<T>(k)) == v);
+    // Any integer also decodes into int64/uint64 when it fits them.
+    if constexpr (std::is_signed_v<T>) CHECK(std::get<0>(tuple::unpack<std::int64_t>(k)) == v);
+    if constexpr (std::is_unsigned_v<T>) CHECK(std::get<0>(tuple::unpack<std::uint64_t>(k)) == v);
+  }
+  roundtrip(L::min());
+  roundtrip(L::max());
+  roundtrip(T{0});
+}
+
+uuid random_uuid(std::mt19937_64& rng) {
+  uuid u;
+  for (auto& b : u.bytes) b = static_cast<std::uint8_t>(rng());
+  return u;
+}
+
+}  // namespace
+
+TEST_CASE("integers of every width round trip at their edges", "[tuple][roundtrip]") {
+  integer_edges<std::int8_t>();
+  integer_edges<std::int16_t>();
+  integer_edges<std::int32_t>();
+  integer_edges<std::int64_t>();
+  integer_edges<std::uint8_t>();
+  integer_edges<std::uint16_t>();
+  integer_edges<std::uint32_t>();
+  integer_edges<std::uint64_t>();
+  integer_edges<long long>();
+  integer_edges<unsigned long>();
+}
+
+TEST_CASE("the shortest integer form is used", "[tuple][roundtrip]") {
+  CHECK(tuple::pack(std::uint64_t{0}).size() == 1);
+  CHECK(tuple::pack(std::uint64_t{255}).size() == 2);
+  CHECK(tuple::pack(std::uint64_t{256}).size() == 3);
+  CHECK(tuple::pack(std::int64_t{-255}).size() == 2);
+  CHECK(tuple::pack(std::int64_t{-256}).size() == 3);
+  CHECK(tuple::pack(std::numeric_limits<std::uint64_t>::max()).size() == 9);
+  // The same value packs identically whatever its C++ type.
+  CHECK(tuple::pack(std::int8_t{42}) == tuple::pack(std::uint64_t{42}));
+  CHECK(tuple::pack(std::int16_t{-2}) == tuple::pack(std::int64_t{-2}));
+}
+
+TEST_CASE("floating point round trips bit for bit", "[tuple][roundtrip]") {
+  auto same_bits_f = [](float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); };
+  auto same_bits_d = [](double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); };
+  using F = std::numeric_limits<float>;
+  using D = std::numeric_limits<double>;
+  for (float f : {0.0f, -0.0f, 1.0f, -1.0f, F::min(), -F::min(), F::max(), F::lowest(), F::epsilon(), F::denorm_min(),
+                  -F::denorm_min(), F::infinity(), -F::infinity(), F::quiet_NaN(), -F::quiet_NaN(), F::signaling_NaN(),
+                  std::bit_cast<float>(0x7fc01234u), std::bit_cast<float>(0xffffffffu)}) {
+    roundtrip_with(f, same_bits_f);
+  }
+  for (double d : {0.0, -0.0, 1.0, -1.0, D::min(), -D::min(), D::max(), D::lowest(), D::epsilon(), D::denorm_min(),
+                   -D::denorm_min(), D::infinity(), -D::infinity(), D::quiet_NaN(), -D::quiet_NaN(), D::signaling_NaN(),
+                   std::bit_cast<double>(0x7ff8000000abcdefull), std::bit_cast<double>(0xffffffffffffffffull)}) {
+    roundtrip_with(d, same_bits_d);
+  }
+}
+
+TEST_CASE("strings, bytes, bool, null and uuid round trip", "[tuple][roundtrip]") {
+  for (const std::string& s : {std::string(), std::string("a"), std::string(1, '\0'), std::string(5, '\0'),
+                               std::string("a\0b\0", 4), std::string("\0\xc3\xa9\0", 4), std::string("\x7f"),
+                               std::string("\xf4\x8f\xbf\xbf"), std::string("queue-\xe4\xb8\xad"), std::string(300, 'x'),
+                               std::string(70, '\0')}) {
+    roundtrip(s);
+  }
+  for (const std::string& raw : {std::string(), B({0x00}), B({0xff}), B({0x00, 0xff}), B({0xff, 0x00}), B({0x00, 0x00, 0xff, 0xff}),
+                                 B({0x80, 0xc0, 0xed, 0xa0, 0x80}), std::string(100, '\xff'), std::string(100, '\0')}) {
+    roundtrip(bytes(raw));
+  }
+  roundtrip(true);
+  roundtrip(false);
+  std::mt19937_64 rng(99);
+  roundtrip(uuid{});
+  for (int i = 0; i < 20; ++i) roundtrip(random_uuid(rng));
+
+  // nullptr: alone, and as a nested null.
+  CHECK(std::get<0>(tuple::unpack<std::nullptr_t>(tuple::pack(nullptr))) == nullptr);
+  const auto [n] = tuple::unpack<std::tuple<std::nullptr_t, std::nullptr_t>>(
+      tuple::pack(std::tuple<std::nullptr_t, std::nullptr_t>(nullptr, nullptr)));
+  CHECK(std::get<0>(n) == nullptr);
+
+  // A long string through desc takes the heap path, also with a long tail after it.
+  const std::string long_text(500, 'q');
+  const auto [d, tail] = tuple::unpack<desc<std::string>, std::string>(tuple::pack(desc<std::string>(long_text), long_text));
+  CHECK(d.value == long_text);
+  CHECK(tail == long_text);
+}
+
+TEST_CASE("optional, nested tuples and desc round trip", "[tuple][roundtrip]") {
+  roundtrip(std::optional<std::string>(""));  // an empty string is not null
+  CHECK(tuple::pack(std::optional<std::string>("")) != tuple::pack(std::optional<std::string>()));
+  roundtrip(std::optional<std::uint64_t>(0));
+  roundtrip(std::tuple<>());
+  roundtrip(std::tuple<std::tuple<>>());
+  roundtrip(std::tuple<std::nullptr_t, std::string, std::optional<std::int32_t>>(nullptr, std::string("a\0", 2), std::nullopt));
+  roundtrip(std::tuple<std::tuple<std::string, std::optional<bytes>>, std::int64_t>({"in", bytes(B({0x00}))}, -1));
+  roundtrip(std::tuple<std::tuple<std::tuple<std::optional<std::string>>>>({{std::nullopt}}));
+  roundtrip(desc<std::uint64_t>(7));
+  roundtrip(desc<std::optional<std::string>>(std::nullopt));
+  roundtrip(desc<std::tuple<std::string, std::optional<std::int32_t>>>({"x", std::nullopt}));
+  roundtrip(desc<desc<std::string>>(desc<std::string>("twice")));
+  roundtrip(std::tuple<desc<std::string>, std::optional<desc<std::int64_t>>>({"n"}, desc<std::int64_t>(-3)));
+}
+
+TEST_CASE("enums and chrono types round trip as integers", "[tuple][roundtrip]") {
+  roundtrip(priority::low);
+  roundtrip(priority::high);
+  roundtrip(delta::back);
+  roundtrip(delta::forward);
+  roundtrip(letter::z);
+  roundtrip(plain_a);
+  roundtrip(plain_b);
+  CHECK(tuple::pack(priority::high) == tuple::pack(std::uint8_t{200}));
+  CHECK(tuple::pack(delta::back) == tuple::pack(-300));
+  // Every value of the underlying type decodes (no range check).
+  CHECK(std::get<0>(tuple::unpack<priority>(tuple::pack(7))) == static_cast<priority>(7));
+
+  using namespace std::chrono;
+  roundtrip(milliseconds(1234));
+  roundtrip(nanoseconds(std::numeric_limits<std::int64_t>::min()));
+  roundtrip(duration<std::int32_t, std::ratio<60>>(-5));
+  roundtrip(duration<std::uint16_t>(65535));
+  roundtrip(sys_seconds(seconds(1700000000)));
+  roundtrip(time_point_cast<microseconds>(system_clock::time_point(microseconds(1700000000123456))));
+  CHECK(tuple::pack(milliseconds(5)) == tuple::pack(std::int64_t{5}));
+  CHECK(tuple::pack(sys_seconds(seconds(9))) == tuple::pack(std::int64_t{9}));
+}
+
+TEST_CASE("user codecs: mapped strong type and full codec", "[tuple][roundtrip]") {
+  roundtrip(message_id{0});
+  roundtrip(message_id{42});
+  roundtrip(message_id{std::numeric_limits<std::uint64_t>::max()});
+  CHECK(tuple::pack(message_id{42}) == tuple::pack(std::uint64_t{42}));
+  CHECK(keyschema::codec_traits<message_id>::name() == "u64");
+  CHECK(keyschema::codec_traits<message_id>::type_codes() == keyschema::codec_traits<std::uint64_t>::type_codes());
+
+  roundtrip(even_number{4});
+  CHECK(keyschema::codec_traits<even_number>::name() == "even");
+  CHECK_THROWS_WITH(tuple::unpack<even_number>(tuple::pack(std::uint32_t{5})), "odd value for even_number");
+  CHECK_THROWS_AS(tuple::unpack<even_number>(tuple::pack(std::uint64_t{1} << 40)), decode_error);  // overflow of repr
+
+  roundtrip(point{1, -2});
+  roundtrip(point{std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()});
+  CHECK(tuple::pack(point{1, -2}) == tuple::pack(std::tuple<std::int32_t, std::int32_t>(1, -2)));
+  roundtrip(std::tuple<point, message_id, std::optional<point>>({3, 4}, {5}, std::nullopt));
+  roundtrip(desc<point>(point{9, 9}));
+  roundtrip(desc<message_id>(message_id{77}));
+}
+
+TEST_CASE("pack_into appends and unpack_prefix reads the first element", "[tuple][roundtrip]") {
+  std::string out = "prefix";
+  tuple::pack_into(out, "a", std::uint64_t{1});
+  CHECK(out == "prefix" + tuple::pack("a", std::uint64_t{1}));
+  tuple::pack_into(out);
+  CHECK(out == "prefix" + tuple::pack("a", std::uint64_t{1}));
+  const auto [first, used] = tuple::unpack_prefix<std::string>(tuple::pack("abc", 5));
+  CHECK(first == "abc");
+  CHECK(used == 5);
+}
+
+TEST_CASE("unpack rejects too few elements", "[tuple][roundtrip]") {
+  CHECK_THROWS_AS((tuple::unpack<std::string, std::int64_t>(tuple::pack("a"))), decode_error);
+  CHECK_THROWS_AS((tuple::unpack<std::tuple<std::string, std::int64_t>>(tuple::pack(std::tuple<std::string>("a")))),
+                  decode_error);
+  CHECK_THROWS_AS((tuple::unpack<std::int64_t>("")), decode_error);
+  CHECK(tuple::unpack<>("") == std::tuple<>());
+}
