@@ -18,9 +18,11 @@
 #include <keyschema/detail/tuple_reader.hpp>
 #include <keyschema/error.hpp>
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace tuple {
@@ -49,7 +51,10 @@ std::string pack(const Ts&... vs) {
 // too few elements, or "trailing bytes at byte N" when `in` holds more than Ts....
 template <class... Ts>
 std::tuple<Ts...> unpack(std::string_view in) {
-  static_assert((key_encodable<Ts> && ...), KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
+  static_assert(((key_encodable<Ts> || !key_writable<Ts>) && ...),
+                "keyschema::tuple::unpack: this type can be encoded but not decoded; decode string elements "
+                "as std::string (not std::string_view, const char* or char arrays)");
+  static_assert((key_writable<Ts> && ...), KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
   if constexpr ((key_encodable<Ts> && ...)) {
     reader r(in);
     std::tuple<Ts...> result{codec_traits<Ts>::decode(r)...};  // braced: evaluated left to right
@@ -64,10 +69,17 @@ std::tuple<Ts...> unpack(std::string_view in) {
 // Throws decode_error as unpack (trailing bytes are allowed).
 template <class T>
 std::pair<T, std::size_t> unpack_prefix(std::string_view in) {
-  static_assert(key_encodable<T>, KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
-  reader r(in);
-  T v = codec_traits<T>::decode(r);
-  return {std::move(v), r.offset()};
+  static_assert(key_encodable<T> || !key_writable<T>,
+                "keyschema::tuple::unpack_prefix: this type can be encoded but not decoded; decode string "
+                "elements as std::string");
+  static_assert(key_writable<T>, KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
+  if constexpr (key_encodable<T>) {
+    reader r(in);
+    T v = codec_traits<T>::decode(r);
+    return {std::move(v), r.offset()};
+  } else {
+    return {T{}, 0};
+  }
 }
 
 }  // namespace tuple

@@ -1,19 +1,22 @@
 // tests/package/consumer.cpp: a downstream program built against an installed keyschema (or one
 // added with add_subdirectory). It checks that the targets carry the include paths, the C++20
-// requirement and the database libraries: it includes the headers, links, and runs.
-//
-// TODO(lead): include <keyschema/keyschema.hpp> (the umbrella) once it exists.
-#include <keyschema/error.hpp>
+// requirement, the installed headers and the database libraries: it includes the umbrella and
+// adapter headers, packs keys, links a symbol of each database, and runs.
+#include <keyschema/keyschema.hpp>
 
 #if defined(CONSUMER_WITH_LEVELDB)
+#include <keyschema/leveldb.hpp>
 #include <leveldb/db.h>
 #endif
 #if defined(CONSUMER_WITH_LMDB)
+#include <keyschema/lmdb.hpp>
 #include <lmdb.h>
 #endif
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <tuple>
 
 int main() {
   int failures = 0;
@@ -23,6 +26,14 @@ int main() {
     std::puts("FAIL: keyschema::decode_error::what()");
     ++failures;
   }
+  // Integers sort numerically in packed keys (9 < 10), unlike decimal text keys.
+  const std::string k9 = keyschema::tuple::pack("MESSAGE", std::uint64_t{9});
+  const std::string k10 = keyschema::tuple::pack("MESSAGE", std::uint64_t{10});
+  if (!(k9 < k10) || std::get<1>(keyschema::tuple::unpack<std::string, std::uint64_t>(k10)) != 10) {
+    std::puts("FAIL: keyschema::tuple::pack order / unpack");
+    ++failures;
+  }
+
   std::printf("keyschema %d.%d.%d\n", KEYSCHEMA_VERSION_MAJOR, KEYSCHEMA_VERSION_MINOR,
               KEYSCHEMA_VERSION_PATCH);
 

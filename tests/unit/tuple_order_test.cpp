@@ -44,7 +44,6 @@ std::uint64_t test_seed() {
 
 int sign(int v) { return (v > 0) - (v < 0); }
 int sign(std::strong_ordering o) { return o < 0 ? -1 : (o > 0 ? 1 : 0); }
-int sign(std::weak_ordering o) { return o < 0 ? -1 : (o > 0 ? 1 : 0); }
 
 // Checks the order property for `pairs` pairs drawn from gen; cmp(a, b) returns the expected
 // order (<0, 0, >0). Counts mismatches and reports the first, so a failure is readable and the

@@ -115,7 +115,7 @@ struct codec<std::string> {
   static constexpr type_code_set type_codes = type_code_set::of(detail::code::string);
   static void encode(std::string& out, const std::string& v) { detail::append_text_element(out, v); }
   static std::string decode(tuple::reader& in) {
-    return detail::read_escaped_element(in, detail::code::string, "string", true);
+    return detail::read_text_element(in);
   }
 };
 
@@ -147,11 +147,7 @@ template <std::size_t N>
 struct codec<char[N]> {
   static constexpr std::string_view name = "string";
   static constexpr type_code_set type_codes = type_code_set::of(detail::code::string);
-  static void encode(std::string& out, const char (&v)[N]) {
-    const void* nul = std::memchr(v, 0, N);
-    const std::size_t n = nul == nullptr ? N : static_cast<std::size_t>(static_cast<const char*>(nul) - v);
-    detail::append_text_element(out, std::string_view(v, n));
-  }
+  static void encode(std::string& out, const char (&v)[N]) { detail::append_char_array_element(out, v); }
 };
 
 // Binary: 0x01, payload with 0x00 escaped as 0x00 0xff, 0x00. No validation.
@@ -161,7 +157,7 @@ struct codec<bytes> {
   static constexpr type_code_set type_codes = type_code_set::of(detail::code::bytes);
   static void encode(std::string& out, const bytes& v) { detail::append_bytes_element(out, v.view()); }
   static bytes decode(tuple::reader& in) {
-    return bytes(detail::read_escaped_element(in, detail::code::bytes, "byte string", false));
+    return bytes(detail::read_bytes_element(in));
   }
 };
 

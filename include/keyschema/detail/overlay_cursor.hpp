@@ -33,6 +33,9 @@ class overlay_cursor {
       : base_(std::move(base)), reverse_(r.reverse) {
     auto lo = pending.lower_bound(r.lower);
     auto hi = r.upper.empty() ? pending.end() : pending.lower_bound(r.upper);
+    // An empty range (upper <= lower, e.g. scan(...).from(5).to(2)) selects nothing; hi may then
+    // come before lo, and walking from lo to hi would run past the end of the map.
+    if (!r.upper.empty() && r.upper <= r.lower) hi = lo;
     for (auto it = lo; it != hi; ++it) over_.emplace_back(it->first, it->second);
     if (reverse_) std::reverse(over_.begin(), over_.end());
     settle();

@@ -130,11 +130,11 @@ inline void read_dynamic(std::string_view data, std::size_t& pos, bool nested, s
       return;
     case code::bytes:
       e.type = kind::bytes;
-      via_reader([&](tuple::reader& r) { e.data = read_escaped_element(r, code::bytes, "byte string", false); });
+      via_reader([&](tuple::reader& r) { e.data = read_bytes_element(r); });
       return;
     case code::string:
       e.type = kind::string;
-      via_reader([&](tuple::reader& r) { e.data = read_escaped_element(r, code::string, "string", true); });
+      via_reader([&](tuple::reader& r) { e.data = read_text_element(r); });
       return;
     case code::nested: {
       if (depth >= max_nesting_depth) throw_decode_error("nesting too deep", base + pos);

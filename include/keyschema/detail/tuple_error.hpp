@@ -25,7 +25,7 @@ inline std::string hex_byte(std::uint8_t b) {
 }
 
 // Throws decode_error("<what> at byte <offset>").
-[[noreturn]] inline void throw_decode_error(std::string_view what, std::size_t offset) {
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_decode_error(std::string_view what, std::size_t offset) {
   std::string msg(what);
   msg += " at byte ";
   msg += std::to_string(offset);

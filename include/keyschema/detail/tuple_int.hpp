@@ -160,6 +160,15 @@ inline integer_value read_big_integer(tuple::reader& in) {
   return v;
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] inline void fail_truncated_integer(const tuple::reader& in, std::size_t n) {
+  in.fail("truncated integer: needs " + std::to_string(n) + " bytes after the type code");
+}
+
+template <tuple_integer T>
+[[noreturn, gnu::cold, gnu::noinline]] void fail_integer_overflow(const tuple::reader& in, std::size_t start) {
+  in.fail_at(start, std::string("integer overflow: value does not fit ") + integer_c_name<T>());
+}
+
 // Consumes one integer element. Throws decode_error: not an integer, truncated.
 inline integer_value read_integer_element(tuple::reader& in) {
   const std::string_view r = in.remaining();
@@ -167,7 +176,7 @@ inline integer_value read_integer_element(tuple::reader& in) {
   const auto c = static_cast<std::uint8_t>(r[0]);
   if (c >= code::int_zero && c <= code::int_max) {
     const std::size_t n = c - code::int_zero;
-    if (r.size() < 1 + n) in.fail("truncated integer: needs " + std::to_string(n) + " bytes after the type code");
+    if (r.size() < 1 + n) fail_truncated_integer(in, n);
     integer_value v;
     v.magnitude = load_big_endian(r.data() + 1, n, r.size() - 1);
     in.skip(1 + n);
@@ -175,7 +184,7 @@ inline integer_value read_integer_element(tuple::reader& in) {
   }
   if (c >= code::int_min && c < code::int_zero) {
     const std::size_t n = code::int_zero - c;
-    if (r.size() < 1 + n) in.fail("truncated integer: needs " + std::to_string(n) + " bytes after the type code");
+    if (r.size() < 1 + n) fail_truncated_integer(in, n);
     const std::uint64_t raw = load_big_endian(r.data() + 1, n, r.size() - 1);
     const std::uint64_t mask = n == 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1;
     integer_value v;
@@ -206,7 +215,7 @@ inline T read_integer(tuple::reader& in) {
       if (v.magnitude <= max_positive + 1) return static_cast<T>(static_cast<U>(U{0} - static_cast<U>(v.magnitude)));
     }
   }
-  in.fail_at(start, std::string("integer overflow: value does not fit ") + integer_c_name<T>());
+  fail_integer_overflow<T>(in, start);
 }
 
 }  // namespace detail

@@ -34,7 +34,7 @@ class reader {
   // base_offset + number of bytes consumed so far.
   std::size_t offset() const noexcept { return base_ + pos_; }
   // The bytes not consumed yet.
-  std::string_view remaining() const noexcept { return data_.substr(pos_); }
+  std::string_view remaining() const noexcept { return std::string_view(data_.data() + pos_, data_.size() - pos_); }
   // Nesting depth: 0 at top level, 1 inside one nested tuple, ...
   std::size_t depth() const noexcept { return depth_; }
 
@@ -52,14 +52,16 @@ class reader {
   // Consumes the next n bytes and returns a view of them (into the viewed input).
   // Throws decode_error if fewer than n bytes remain; nothing is consumed then.
   std::string_view take(std::size_t n) {
-    if (data_.size() - pos_ < n)
-      fail("truncated input: needs " + std::to_string(n) + " bytes, " + std::to_string(data_.size() - pos_) + " left");
-    const std::string_view v = data_.substr(pos_, n);
+    if (data_.size() - pos_ < n) fail_short(n);
+    const std::string_view v(data_.data() + pos_, n);
     pos_ += n;
     return v;
   }
-  // Consumes n bytes. Throws decode_error if fewer than n bytes remain.
-  void skip(std::size_t n) { (void)take(n); }
+  // Consumes n bytes. Throws decode_error if fewer than n bytes remain; nothing is consumed then.
+  void skip(std::size_t n) {
+    if (data_.size() - pos_ < n) fail_short(n);
+    pos_ += n;
+  }
 
   // Skips one element of any standard type (and desc elements), without decoding it.
   // Throws decode_error on malformed input, on user type codes 0x41..0x4f (their length is
@@ -103,12 +105,14 @@ class reader {
   }
 
   // Throws decode_error("<expected> at byte <offset()>").
-  [[noreturn]] void fail(std::string_view expected) const { detail::throw_decode_error(expected, offset()); }
+  [[noreturn, gnu::cold]] void fail(std::string_view expected) const { detail::throw_decode_error(expected, offset()); }
   // Throws decode_error("<what> at byte <offset>"), `offset` being absolute (as offset() returns).
-  [[noreturn]] void fail_at(std::size_t offset, std::string_view what) const { detail::throw_decode_error(what, offset); }
+  [[noreturn, gnu::cold]] void fail_at(std::size_t offset, std::string_view what) const {
+    detail::throw_decode_error(what, offset);
+  }
   // Throws decode_error("expected <what>, found type code 0xNN at byte N") (or "found end of
   // input"), describing the next byte. For codecs that see a type code they do not accept.
-  [[noreturn]] void fail_unexpected(std::string_view what) const {
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_unexpected(std::string_view what) const {
     std::string msg = "expected ";
     msg += what;
     if (pos_ >= data_.size())
@@ -119,6 +123,10 @@ class reader {
   }
 
  private:
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_short(std::size_t n) const {
+    fail("truncated input: needs " + std::to_string(n) + " bytes, " + std::to_string(data_.size() - pos_) + " left");
+  }
+
   std::string_view data_;
   std::size_t pos_ = 0;
   std::size_t base_ = 0;

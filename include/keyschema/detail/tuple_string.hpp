@@ -2,8 +2,8 @@
 //
 // Encoding: type code, payload with every 0x00 written as 0x00 0xff, then a 0x00 terminator.
 // Text (0x02) is validated as UTF-8 both when encoding (keyschema::error, so a key that could
-// never be read back is never written) and when decoding (decode_error). Byte strings are not
-// validated. Stateless; thread-safe.
+// never be read back is never written) and when decoding (decode_error), in the same 8-bytes-at-
+// a-time pass that looks for NULs. Byte strings are not validated. Stateless; thread-safe.
 #pragma once
 
 #include <keyschema/detail/config.hpp>
@@ -38,77 +38,121 @@ inline void append_bytes_element(std::string& out, std::string_view s) {
   out.push_back('\0');
 }
 
+// Appends 0x02, s, 0x00. REQUIRES: s holds no NUL.
+inline void append_clean_text(std::string& out, const char* s, std::size_t n) {
+  out.push_back(static_cast<char>(code::string));
+  out.append(s, n);
+  out.push_back('\0');
+}
+
 // Appends a UTF-8 string element (0x02, escaped payload, 0x00) to out.
 // Throws keyschema::error if s is not valid UTF-8; out is then restored to its previous size.
 inline void append_text_element(std::string& out, std::string_view s) {
-  const std::size_t restore = out.size();
-  out.push_back(static_cast<char>(code::string));
   const char* p = s.data();
   const std::size_t n = s.size();
-  std::size_t i = 0;
+  std::size_t i = find_nul_or_non_ascii(p, 0, n);
+  if (i == n) {  // the common case: plain ASCII without NUL
+    append_clean_text(out, p, n);
+    return;
+  }
+  const std::size_t restore = out.size();
+  out.push_back(static_cast<char>(code::string));
   std::size_t flushed = 0;
   while (i < n) {
-    if (n - i >= 8 && ascii_nonzero_word(p + i)) {  // the common case: 8 plain ASCII bytes
-      i += 8;
-      continue;
-    }
-    const auto c = static_cast<unsigned char>(p[i]);
-    if (c == 0) {
+    if (p[i] == '\0') {
       out.append(p + flushed, i + 1 - flushed);
       out.push_back('\xff');
       flushed = ++i;
-      continue;
+    } else {
+      const std::size_t len = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p + i), n - i);
+      if (len == 0) {
+        out.resize(restore);
+        throw error("keyschema::codec<std::string>: invalid UTF-8 at byte " + std::to_string(i) +
+                    " of the string; store binary data as keyschema::bytes");
+      }
+      i += len;
     }
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    const std::size_t len = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p + i), n - i);
-    if (len == 0) {
-      out.resize(restore);
-      throw error("keyschema::codec<std::string>: invalid UTF-8 at byte " + std::to_string(i) +
-                  " of the string; store binary data as keyschema::bytes");
-    }
-    i += len;
+    i = find_nul_or_non_ascii(p, i, n);
   }
   out.append(p + flushed, n - flushed);
   out.push_back('\0');
 }
 
-// Decodes an escaped payload element of type `type_code` from `in` (the type code included).
-// `what` names the expected element in errors. With `validate_utf8`, each unescaped run is
-// checked (a NUL always falls on a character boundary, so runs can be checked independently).
-// Throws decode_error: wrong type code, unterminated payload, invalid UTF-8 (offset of the first
-// invalid byte).
-inline std::string read_escaped_element(tuple::reader& in, std::uint8_t type_code, const char* what,
-                                        bool validate_utf8) {
+// Appends a UTF-8 string element for a C string held in a char array: the characters up to the
+// first NUL, or all N when there is none. Throws as append_text_element.
+template <std::size_t N>
+inline void append_char_array_element(std::string& out, const char (&v)[N]) {
+  if constexpr (N > 0) {
+    if (v[N - 1] == '\0' && find_nul_or_non_ascii(v, 0, N - 1) == N - 1) {  // a plain ASCII literal
+      append_clean_text(out, v, N - 1);
+      return;
+    }
+  }
+  const void* nul = std::memchr(v, 0, N);
+  append_text_element(out, std::string_view(v, nul == nullptr ? N : static_cast<std::size_t>(static_cast<const char*>(nul) - v)));
+}
+
+// Decodes a byte string element (0x01 ...) from `in`, type code included.
+// Throws decode_error: wrong type code, unterminated payload.
+inline std::string read_bytes_element(tuple::reader& in) {
   const std::string_view r = in.remaining();
-  if (r.empty() || static_cast<std::uint8_t>(r[0]) != type_code) in.fail_unexpected(what);
+  if (r.empty() || static_cast<std::uint8_t>(r[0]) != code::bytes) in.fail_unexpected("byte string");
   const std::size_t start = in.offset();
   std::string out;
   std::size_t pos = 1;
   for (;;) {
     const void* hit = pos < r.size() ? std::memchr(r.data() + pos, 0, r.size() - pos) : nullptr;
-    if (hit == nullptr) in.fail_at(start, type_code == code::string ? "unterminated string" : "unterminated byte string");
+    if (hit == nullptr) in.fail_at(start, "unterminated byte string");
     const std::size_t k = static_cast<std::size_t>(static_cast<const char*>(hit) - r.data());
-    const std::string_view chunk = r.substr(pos, k - pos);
-    if (validate_utf8) {
-      const std::size_t bad = utf8_invalid_at(chunk);
-      if (bad != std::string_view::npos) in.fail_at(start + pos + bad, "invalid UTF-8 in string");
-    }
     const bool escaped = k + 1 < r.size() && static_cast<std::uint8_t>(r[k + 1]) == code::escape;
-    if (pos == 1 && !escaped) {  // fast path: no embedded NUL
-      out.assign(chunk);
+    if (pos == 1 && !escaped) {  // no embedded NUL
       in.skip(k + 1);
-      return out;
+      return std::string(r.data() + 1, k - 1);
     }
-    out.append(chunk);
+    out.append(r.data() + pos, k - pos);
     if (!escaped) {
       in.skip(k + 1);
       return out;
     }
     out.push_back('\0');
     pos = k + 2;
+  }
+}
+
+// Decodes a UTF-8 string element (0x02 ...) from `in`, type code included, validating the
+// text in the same pass that finds the terminator.
+// Throws decode_error: wrong type code, unterminated string, invalid UTF-8 (at the offset of
+// the first invalid byte).
+inline std::string read_text_element(tuple::reader& in) {
+  const std::string_view r = in.remaining();
+  if (r.empty() || static_cast<std::uint8_t>(r[0]) != code::string) in.fail_unexpected("string");
+  const std::size_t start = in.offset();
+  const char* p = r.data();
+  const std::size_t n = r.size();
+  std::size_t i = find_nul_or_non_ascii(p, 1, n);
+  if (i < n && p[i] == '\0' && !(i + 1 < n && static_cast<std::uint8_t>(p[i + 1]) == code::escape)) {
+    in.skip(i + 1);  // the common case: plain ASCII, no embedded NUL
+    return std::string(p + 1, i - 1);
+  }
+  std::string out;
+  std::size_t flushed = 1;
+  for (;;) {
+    if (i == n) in.fail_at(start, "unterminated string");
+    if (p[i] == '\0') {
+      const bool escaped = i + 1 < n && static_cast<std::uint8_t>(p[i + 1]) == code::escape;
+      if (!escaped) {
+        out.append(p + flushed, i - flushed);
+        in.skip(i + 1);
+        return out;
+      }
+      out.append(p + flushed, i + 1 - flushed);  // keeps one NUL
+      flushed = i + 2;
+      i = find_nul_or_non_ascii(p, i + 2, n);
+      continue;
+    }
+    const std::size_t len = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p + i), n - i);
+    if (len == 0) in.fail_at(start + i, "invalid UTF-8 in string");
+    i = find_nul_or_non_ascii(p, i + len, n);
   }
 }
 

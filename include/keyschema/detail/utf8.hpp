@@ -7,6 +7,7 @@
 
 #include <keyschema/detail/config.hpp>
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -32,11 +33,36 @@ inline std::size_t utf8_sequence_length(const unsigned char* p, std::size_t avai
   return 0;  // continuation byte, 0xc0/0xc1 (overlong), 0xf5..0xff
 }
 
-// True when the 8 bytes at p are all in 0x01..0x7f (ASCII without NUL).
-inline bool ascii_nonzero_word(const char* p) noexcept {
+// For the 8 bytes at p: a mask with bit 7 of byte k set when byte k is 0x00 or >= 0x80, exact
+// for the lowest flagged byte (a borrow only propagates upward from a 0x00 byte). Zero when all
+// 8 bytes are in 0x01..0x7f (ASCII without NUL).
+inline std::uint64_t special_byte_mask(const char* p) noexcept {
   std::uint64_t w;
   std::memcpy(&w, p, 8);
-  return (((w - 0x0101010101010101ull) | w) & 0x8080808080808080ull) == 0;
+  return ((w - 0x0101010101010101ull) | w) & 0x8080808080808080ull;
+}
+
+// True when the 8 bytes at p are all in 0x01..0x7f (ASCII without NUL).
+inline bool ascii_nonzero_word(const char* p) noexcept { return special_byte_mask(p) == 0; }
+
+// Index of the first byte in p[from, n) that is 0x00 or >= 0x80, or n if there is none.
+// Reads 8 bytes at a time (never outside p[0, n)).
+inline std::size_t find_nul_or_non_ascii(const char* p, std::size_t from, std::size_t n) noexcept {
+  std::size_t i = from;
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; n - i >= 8; i += 8)
+      if (const std::uint64_t m = special_byte_mask(p + i); m != 0) return i + static_cast<std::size_t>(std::countr_zero(m)) / 8;
+    if (i == n) return n;
+    if (n - from >= 8) {  // the tail: one overlapping load; bytes before i are already known clean
+      const std::uint64_t m = special_byte_mask(p + n - 8);
+      return m == 0 ? n : n - 8 + static_cast<std::size_t>(std::countr_zero(m)) / 8;
+    }
+  }
+  for (; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(p[i]);
+    if (c == 0 || c >= 0x80) return i;
+  }
+  return n;
 }
 
 // Index of the first byte of the first invalid sequence in s, or std::string_view::npos when s
@@ -45,12 +71,10 @@ inline std::size_t utf8_invalid_at(std::string_view s) noexcept {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const std::size_t n = s.size();
   std::size_t i = 0;
-  while (i < n) {
-    if (n - i >= 8 && ascii_nonzero_word(s.data() + i)) {
-      i += 8;
-      continue;
-    }
-    if (p[i] < 0x80) {
+  for (;;) {
+    i = find_nul_or_non_ascii(s.data(), i, n);
+    if (i == n) return std::string_view::npos;
+    if (p[i] == 0) {
       ++i;
       continue;
     }
@@ -58,7 +82,6 @@ inline std::size_t utf8_invalid_at(std::string_view s) noexcept {
     if (len == 0) return i;
     i += len;
   }
-  return std::string_view::npos;
 }
 
 inline bool utf8_valid(std::string_view s) noexcept { return utf8_invalid_at(s) == std::string_view::npos; }

@@ -69,6 +69,8 @@ class leveldb_backend {
   //   backend_error, native_call "leveldb::DB::Open", native_code() a detail::leveldb_status_code:
   //     4 (invalid argument): no database at path and create_if_missing is false, or one exists
   //       and error_if_exists is true;
+  //     1 (not found): create_if_missing is false and not even the parent directory of path
+  //       exists;
   //     2 (corruption): CURRENT, MANIFEST or (with paranoid_checks) the write-ahead log is
   //       damaged. Remedy: leveldb::RepairDB on the directory, then reopen;
   //     5 (IO error): a file could not be read or written. Remedy: check permissions, free disk

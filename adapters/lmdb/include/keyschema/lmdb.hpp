@@ -1,2 +1,882 @@
+// keyschema/lmdb.hpp: keyschema::lmdb_backend, the LMDB storage adapter.
+//
+// lmdb_backend meets the byte-level contract of <keyschema/backend.hpp> over one LMDB
+// environment (a directory holding data.mdb and lock.mdb) and its unnamed main database. Keys are
+// ordered by LMDB's default comparator (memcmp, then length), which is the unsigned
+// lexicographic order every keyschema backend uses.
+//
+//   keyschema::lmdb_backend db("/var/lib/broker/store", {.map_size = 256 << 20});
+//   keyschema::write_batch b;
+//   b.put("k", "v");
+//   db.write(b, {.sync = true});
+//
+// Mapping onto LMDB:
+//   - write()        one write transaction per batch (mdb_put / mdb_del, mdb_txn_commit).
+//   - snapshot()     one read-only transaction, shared by every copy of the snapshot and aborted
+//                    when the last copy (or cursor reading it) is destroyed.
+//   - cursor()       an MDB_cursor on the snapshot's transaction, or on a private read-only
+//                    transaction taken at creation. key() and value() point into the memory map
+//                    (no copy) and stay valid until next(): the transaction pins the pages.
+//   - get()          mdb_get in the snapshot's transaction, or in a short read-only transaction
+//                    (reset and renewed from a small pool rather than allocated each time).
+// The environment is opened with MDB_NOTLS (a thread may hold several snapshots and cursors, and
+// they may move between threads) and MDB_NOSYNC; a write with write_options::sync turns syncing
+// back on for that one commit, so LMDB's own ordered flush (data pages, fdatasync, then the meta
+// page through an O_DSYNC descriptor) makes it durable. See docs/backends/lmdb.md.
+//
+// The map grows by itself: when a commit hits MDB_MAP_FULL the map is doubled (capped at
+// lmdb_options::max_map_size; a batch of erases only may go 1/8 beyond it, so that a full
+// database can still be cleaned up) with mdb_env_set_mapsize and the batch is retried. LMDB allows
+// that only while no transaction of this process is active, so a resize waits (at most
+// lmdb_options::resize_wait) for every snapshot and cursor to end, and holds new ones back
+// meanwhile. A snapshot kept open across a write() that needs a larger map therefore makes that
+// write fail with limit_error after the wait. When the last commit left the map more than three
+// quarters used, the next write() grows it first if nothing is open at that moment, which makes
+// that case rare. MDB_MAP_RESIZED
+// (another process grew the map) is handled the same way, transparently.
+//
+// Thread-safety: as the backend contract requires. get, snapshot and cursor may run concurrently
+// from any number of threads and alongside write(); write() itself is serialized internally. Copies
+// of one snapshot may be used from different threads at the same time: they share one LMDB read
+// transaction, and every LMDB call on it is serialized by a mutex of that snapshot. A single
+// snapshot or cursor object still needs external synchronization.
 #pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/lmdb/detail/open_registry.hpp>
+#include <keyschema/lmdb/detail/status.hpp>
+#include <keyschema/lmdb/detail/txn_gate.hpp>
+#include <keyschema/write_batch.hpp>
+
 #include <lmdb.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+// Options of lmdb_backend. Every field has a usable default.
+struct lmdb_options {
+  // Initial size of the memory map, in bytes (rounded up to whole pages). The data file grows
+  // only as pages are used; the map is address space. A larger existing map is kept.
+  std::size_t map_size = std::size_t{64} << 20;
+  // Ceiling of the transparent growth. A write that does not fit below it fails with
+  // limit_error. Default: 64 GiB on 64-bit targets, 1 GiB on 32-bit ones (address space).
+  std::size_t max_map_size =
+      sizeof(std::size_t) >= 8 ? std::size_t{64} * 1024 * 1024 * 1024 : std::size_t{1} << 30;
+  // Reader slots in the lock file (mdb_env_set_maxreaders): the most snapshots, cursors and
+  // in-flight get() calls of all processes together. Fixed by the first process to open the
+  // environment.
+  unsigned max_readers = 126;
+  // Open with MDB_RDONLY: write() fails with backend_error, nothing is created.
+  bool read_only = false;
+  // Create the directory (and the database in it) when missing. When false, a directory without
+  // data.mdb is an error.
+  bool create_if_missing = true;
+  // Permissions of data.mdb and lock.mdb when they are created (before the umask).
+  unsigned mode = 0644;
+  // Longest time a map resize waits for open snapshots and cursors of this process to end, and
+  // that a new snapshot, cursor or get() waits for a running resize.
+  std::chrono::milliseconds resize_wait{10000};
+};
+
+class lmdb_backend {
+  struct env_state;
+
+  // One read-only LMDB transaction, shared by the copies of a snapshot and by the cursors that
+  // read it. mu serializes LMDB calls on txn across threads.
+  struct read_handle {
+    read_handle(env_state* s, MDB_txn* t) noexcept : st(s), txn(t) {}
+    read_handle(const read_handle&) = delete;
+    read_handle& operator=(const read_handle&) = delete;
+    ~read_handle() { st->release_read(txn); }
+    env_state* st;
+    MDB_txn* txn;
+    std::mutex mu;
+  };
+
+ public:
+  // A consistent, read-only view of the database as of its creation: one LMDB read transaction.
+  // Copies share the transaction; it ends when the last copy and the last cursor on it are gone.
+  // While it lives, LMDB cannot reuse the pages it sees (the file may grow) and the map cannot
+  // be resized. REQUIRES: destroyed before the backend.
+  class snapshot_type {
+   public:
+    // The LMDB transaction, for power users. Lock native_mutex() around calls when copies of
+    // this snapshot are used from several threads. Valid while this snapshot lives.
+    MDB_txn* native() const noexcept { return h_->txn; }
+    std::mutex& native_mutex() const noexcept { return h_->mu; }
+
+   private:
+    friend class lmdb_backend;
+    explicit snapshot_type(std::shared_ptr<read_handle> h) noexcept : h_(std::move(h)) {}
+    std::shared_ptr<read_handle> h_;
+  };
+
+  // Iterates the keys k with lower <= k < upper (no upper bound when upper is empty), ascending,
+  // or descending when the range is reversed. Reads one snapshot. Move-only.
+  // REQUIRES: destroyed before the backend.
+  class cursor_type {
+   public:
+    cursor_type(const cursor_type&) = delete;
+    cursor_type& operator=(const cursor_type&) = delete;
+    cursor_type(cursor_type&& o) noexcept
+        : txn_(std::move(o.txn_)),
+          shared_(o.shared_),
+          cur_(std::exchange(o.cur_, nullptr)),
+          lower_(std::move(o.lower_)),
+          upper_(std::move(o.upper_)),
+          reverse_(o.reverse_),
+          valid_(std::exchange(o.valid_, false)),
+          k_(o.k_),
+          v_(o.v_) {}
+    cursor_type& operator=(cursor_type&& o) noexcept {
+      if (this != &o) {
+        close();
+        txn_ = std::move(o.txn_);
+        shared_ = o.shared_;
+        cur_ = std::exchange(o.cur_, nullptr);
+        lower_ = std::move(o.lower_);
+        upper_ = std::move(o.upper_);
+        reverse_ = o.reverse_;
+        valid_ = std::exchange(o.valid_, false);
+        k_ = o.k_;
+        v_ = o.v_;
+      }
+      return *this;
+    }
+    ~cursor_type() { close(); }
+
+    // True while positioned on an entry inside the range.
+    bool valid() const noexcept { return valid_; }
+    // REQUIRES: valid(). Both point into the memory map; valid until next() or destruction.
+    std::string_view key() const noexcept { return view(k_); }
+    std::string_view value() const noexcept { return view(v_); }
+
+    // Moves to the next entry in the cursor's direction; valid() turns false past the range.
+    // REQUIRES: valid(). Errors: backend_error naming mdb_cursor_get (LMDB failed to read a page:
+    // a corrupt file or an I/O error; the cursor is then invalid).
+    void next() {
+      auto lk = lock();
+      settle(step(reverse_ ? MDB_PREV : MDB_NEXT));
+    }
+
+    // The LMDB cursor, for power users. Valid while this cursor lives.
+    MDB_cursor* native() const noexcept { return cur_; }
+
+   private:
+    friend class lmdb_backend;
+
+    cursor_type(std::shared_ptr<read_handle> txn, bool shared, MDB_dbi dbi, const key_range& r,
+                std::size_t max_key)
+        : txn_(std::move(txn)), shared_(shared), lower_(r.lower), upper_(r.upper), reverse_(r.reverse) {
+      auto lk = lock();
+      if (const int rc = ::mdb_cursor_open(txn_->txn, dbi, &cur_); rc != MDB_SUCCESS) {
+        cur_ = nullptr;
+        detail::throw_status("keyschema::lmdb_backend::cursor: cannot open a cursor", "mdb_cursor_open", rc);
+      }
+      try {
+        seek(max_key);
+      } catch (...) {
+        ::mdb_cursor_close(std::exchange(cur_, nullptr));  // the lock is held: not close()
+        throw;
+      }
+    }
+
+    static std::string_view view(const MDB_val& v) noexcept {
+      return v.mv_size == 0 ? std::string_view() : std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+    }
+
+    // Serializes LMDB calls when the transaction belongs to a snapshot (its copies may be in
+    // use on other threads); a private transaction needs no lock.
+    std::unique_lock<std::mutex> lock() const {
+      return shared_ && txn_ ? std::unique_lock<std::mutex>(txn_->mu) : std::unique_lock<std::mutex>();
+    }
+
+    int step(MDB_cursor_op op) noexcept { return ::mdb_cursor_get(cur_, &k_, &v_, op); }
+
+    // Positions at MDB_SET_RANGE of `bound`. No stored key is longer than max_key, so a longer
+    // bound is cut to max_key bytes; the callers then step over the one key that can be
+    // ordered between the cut bound and the real one.
+    int seek_range(std::string_view bound, std::size_t max_key) noexcept {
+      bound = bound.substr(0, max_key);
+      k_.mv_size = bound.size();
+      k_.mv_data = const_cast<char*>(bound.data());
+      return step(MDB_SET_RANGE);
+    }
+
+    void seek(std::size_t max_key) {
+      int rc;
+      if (!reverse_) {
+        rc = lower_.empty() ? step(MDB_FIRST) : seek_range(lower_, max_key);
+        while (rc == MDB_SUCCESS && key() < std::string_view(lower_)) rc = step(MDB_NEXT);
+      } else if (upper_.empty()) {
+        rc = step(MDB_LAST);
+      } else {
+        // The last key < upper: from the first key >= upper (or the end), step back.
+        rc = seek_range(upper_, max_key);
+        if (rc == MDB_NOTFOUND) rc = step(MDB_LAST);
+        while (rc == MDB_SUCCESS && key() >= std::string_view(upper_)) rc = step(MDB_PREV);
+      }
+      settle(rc);
+    }
+
+    // Applies the result of a move: end of data, an error, or an entry checked against the
+    // bound in the direction of travel.
+    void settle(int rc) {
+      valid_ = false;
+      if (rc == MDB_NOTFOUND) return;
+      if (rc != MDB_SUCCESS) detail::throw_status("keyschema::lmdb_backend: cursor step failed", "mdb_cursor_get", rc);
+      const std::string_view k = key();
+      valid_ = reverse_ ? k >= std::string_view(lower_) : (upper_.empty() || k < std::string_view(upper_));
+    }
+
+    void close() noexcept {
+      if (cur_ == nullptr) return;
+      auto lk = shared_ && txn_ ? std::unique_lock<std::mutex>(txn_->mu) : std::unique_lock<std::mutex>();
+      ::mdb_cursor_close(cur_);
+      cur_ = nullptr;
+      valid_ = false;
+    }
+
+    std::shared_ptr<read_handle> txn_;
+    bool shared_ = false;
+    MDB_cursor* cur_ = nullptr;
+    std::string lower_, upper_;
+    bool reverse_ = false;
+    bool valid_ = false;
+    MDB_val k_{0, nullptr};
+    MDB_val v_{0, nullptr};
+  };
+
+  // Opens (creating when allowed) the LMDB environment in the directory `path`.
+  //
+  // Errors:
+  //   backend_error "std::filesystem::create_directories" - the directory cannot be created
+  //       (permissions, a file in the way). what() names the path. Remedy: fix the path.
+  //   backend_error "mdb_env_open", ENOENT - the directory or its data.mdb is missing while
+  //       create_if_missing is false or read_only is true. Remedy: create it first.
+  //   backend_error "mdb_env_open", other codes - LMDB cannot open the files: EACCES
+  //       (permissions), MDB_INVALID / MDB_VERSION_MISMATCH (not an LMDB file of this format),
+  //       ENOMEM (no address space for map_size). what() has LMDB's text.
+  //   backend_error "mdb_env_set_maxreaders"/"mdb_env_set_mapsize" (EINVAL) - max_readers or
+  //       map_size is 0.
+  //   locked_error - the environment is already open in this process (LMDB forbids a second
+  //       handle: its locks belong to the process). Remedy: share the first backend (or its
+  //       store), or destroy it first. Another process may open the same environment.
+  //   limit_error - MDB_READERS_FULL while opening (every reader slot is taken).
+  explicit lmdb_backend(const std::filesystem::path& path, const lmdb_options& options = {})
+      : s_(open(path, options)) {}
+
+  lmdb_backend(const lmdb_backend&) = delete;
+  lmdb_backend& operator=(const lmdb_backend&) = delete;
+  // A moved-from backend may only be destroyed or assigned to.
+  lmdb_backend(lmdb_backend&&) noexcept = default;
+  lmdb_backend& operator=(lmdb_backend&&) noexcept = default;
+  // Closes the environment. REQUIRES: every snapshot and cursor of this backend is destroyed.
+  ~lmdb_backend() = default;
+
+  // Reads key in *snap, or in the latest committed state when snap is nullptr. Returns false
+  // when the key is absent (an empty key or one longer than max_key_size() is always absent).
+  // Errors: backend_error "mdb_get" (corrupt page, I/O error); with snap == nullptr also those
+  // of snapshot() (limit_error when no reader slot is free or a resize does not finish).
+  bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
+    if (key.empty() || key.size() > s_->max_key) return false;
+    if (snap != nullptr) {
+      std::lock_guard lk(snap->h_->mu);
+      return lookup(snap->h_->txn, key, value);
+    }
+    read_lease lease(*s_);
+    return lookup(lease.txn, key, value);
+  }
+
+  // Applies the batch atomically in one LMDB write transaction; later operations on the same
+  // key win. opts.sync: the commit is on stable storage when write() returns (LMDB's synchronous
+  // commit); otherwise it survives a crash of the process but not necessarily of the operating
+  // system. An empty batch commits nothing; with opts.sync it flushes earlier commits
+  // (mdb_env_sync). Nothing is applied when write() throws.
+  //
+  // Errors (nothing was written in every case):
+  //   limit_error - a key is empty (LMDB cannot store it) or longer than max_key_size(), or a
+  //       value is longer than 4 GiB - 1: what() names the size and the limit; checked before
+  //       the database is touched. Remedy: shorten the key.
+  //   limit_error - the map is full at lmdb_options::max_map_size (a batch of erases only may
+  //       use 1/8 more). Remedy: raise max_map_size, or erase data.
+  //   limit_error - the map must grow but snapshots or cursors of this process stayed open for
+  //       lmdb_options::resize_wait. Remedy: do not keep snapshots open across large writes,
+  //       start with a larger map_size, or raise resize_wait.
+  //   limit_error - MDB_TXN_FULL: the batch dirties more pages than one transaction can hold.
+  //       Remedy: split the batch.
+  //   backend_error "mdb_txn_begin", EACCES - the backend was opened read_only.
+  //   backend_error "mdb_txn_begin"/"mdb_put"/"mdb_del"/"mdb_txn_commit" - LMDB failed (for
+  //       example ENOSPC: the disk is full; MDB_PANIC: an earlier fatal error, reopen).
+  //   backend_error "mdb_env_set_mapsize" - growing the map failed (no address space); the
+  //       environment cannot be used any more. Remedy: reopen with a smaller map_size.
+  void write(const write_batch& batch, const write_options& opts) {
+    check_limits(batch);
+    if (s_->read_only) {
+      throw backend_error("keyschema::lmdb_backend::write: " + s_->path +
+                              " was opened with lmdb_options::read_only; nothing was written",
+                          "mdb_txn_begin", EACCES);
+    }
+    std::lock_guard wl(s_->write_mu);
+    if (batch.empty()) {
+      if (opts.sync) {
+        if (const int rc = ::mdb_env_sync(s_->env, 1); rc != MDB_SUCCESS) {
+          detail::throw_status("keyschema::lmdb_backend::write: cannot flush " + s_->path, "mdb_env_sync", rc);
+        }
+      }
+      return;
+    }
+    // The previous commit left the map more than 3/4 used: grow it now if nothing is open, so
+    // that this commit records the new size and a later one rarely waits for snapshots.
+    if (s_->nearly_full) s_->try_grow_early();
+    durable_commit durable(s_->env, opts.sync);
+    for (int resized = 0;;) {
+      const int rc = commit_once(batch);
+      if (rc == MDB_SUCCESS) return;
+      if (rc == MDB_MAP_FULL) {
+        s_->grow_for_write(erases_only(batch));
+      } else if (++resized <= max_resize_retries) {
+        s_->adopt_external_size();  // MDB_MAP_RESIZED
+      } else {
+        detail::throw_status("keyschema::lmdb_backend::write: the map of " + s_->path + " keeps being resized",
+                             "mdb_txn_begin", rc);
+      }
+    }
+  }
+
+  // A view of the latest committed state.
+  // Errors: limit_error - every reader slot is taken (MDB_READERS_FULL) even after releasing
+  //     idle ones: too many live snapshots/cursors in all processes. Remedy: release some, or
+  //     raise lmdb_options::max_readers (effective when the environment is next created).
+  //   limit_error - a running map resize did not finish within lmdb_options::resize_wait.
+  //   backend_error "mdb_txn_begin"/"mdb_txn_renew" - LMDB failed (MDB_PANIC, ENOMEM).
+  snapshot_type snapshot() const { return snapshot_type(new_read_handle()); }
+
+  // A cursor over range in *snap, or in a private snapshot taken now when snap is nullptr.
+  // The bounds are copied. Errors: those of snapshot(), and backend_error "mdb_cursor_open" /
+  // "mdb_cursor_get".
+  cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
+    if (snap != nullptr) return cursor_type(snap->h_, true, s_->dbi, range, s_->max_key);
+    return cursor_type(new_read_handle(), false, s_->dbi, range, s_->max_key);
+  }
+
+  // The longest key write() accepts: mdb_env_get_maxkeysize (511 bytes in a default LMDB build).
+  std::size_t max_key_size() const noexcept { return s_->max_key; }
+
+  // The current size of the memory map in bytes (grows as data is written).
+  std::size_t map_size() const noexcept { return s_->map_size.load(std::memory_order_relaxed); }
+
+  // The canonical path of the environment directory.
+  const std::string& path() const noexcept { return s_->path; }
+
+  // The LMDB environment and the database handle, for power users. Transactions begun on them
+  // directly are invisible to the resize logic: end them before the next write().
+  MDB_env* native() const noexcept { return s_->env; }
+  MDB_dbi native_dbi() const noexcept { return s_->dbi; }
+
+ private:
+  static constexpr int max_resize_retries = 16;
+  static constexpr std::size_t max_value_size = 0xffffffffu;  // LMDB's MAXDATASIZE
+  static constexpr std::size_t default_page = 4096;           // rounding before the env is open
+
+  static std::size_t round_up(std::size_t n, std::size_t page) noexcept {
+    const std::size_t r = n % page;
+    return r == 0 ? n : n + (page - r);
+  }
+
+  // Everything of one open environment. Heap-allocated so that snapshots and cursors keep a
+  // stable pointer to it while the backend object moves.
+  struct env_state {
+    explicit env_state(std::chrono::milliseconds wait) : gate(wait) {}
+    env_state(const env_state&) = delete;
+    env_state& operator=(const env_state&) = delete;
+    ~env_state() {
+      for (MDB_txn* t : pool) ::mdb_txn_abort(t);
+      if (env != nullptr) ::mdb_env_close(env);
+    }
+
+    detail::open_registration registration;  // released last, after the env is closed
+    std::string path;
+    MDB_env* env = nullptr;
+    MDB_dbi dbi = 0;
+    bool read_only = false;
+    std::size_t max_key = 0;
+    std::size_t page = default_page;
+    std::size_t ceiling = 0;
+    std::atomic<std::size_t> map_size{0};
+    detail::txn_gate gate;
+    std::mutex pool_mu;
+    std::vector<MDB_txn*> pool;  // reset read transactions, capacity reserved at open
+    std::size_t pool_cap = 0;
+    std::mutex write_mu;
+    bool nearly_full = false;  // guarded by write_mu: the last commit used more than 3/4 of the map
+
+    // Enters the gate or throws: limit_error on timeout, backend_error once the map is lost.
+    void enter_gate() {
+      switch (gate.enter()) {
+        case detail::txn_gate::status::ok:
+          return;
+        case detail::txn_gate::status::timed_out:
+          throw limit_error("keyschema::lmdb_backend: a resize of the LMDB map of " + path +
+                            " did not finish within " + std::to_string(gate.wait().count()) +
+                            " ms because snapshots or cursors of this process stayed open; release "
+                            "long-lived snapshots/cursors or raise lmdb_options::resize_wait");
+        case detail::txn_gate::status::poisoned:
+          break;
+      }
+      throw_lost();
+    }
+
+    [[noreturn]] void throw_lost() const {
+      throw backend_error("keyschema::lmdb_backend: the memory map of " + path +
+                              " was lost when resizing it failed; destroy the backend and reopen",
+                          "mdb_env_set_mapsize", 0);
+    }
+
+    // Begins (or renews from the pool) a read-only transaction registered with the gate.
+    MDB_txn* acquire_read() {
+      bool drained = false;
+      int resized = 0;
+      for (;;) {
+        enter_gate();
+        MDB_txn* t = nullptr;
+        {
+          std::lock_guard lk(pool_mu);
+          if (!pool.empty()) {
+            t = pool.back();
+            pool.pop_back();
+          }
+        }
+        const bool renewed = t != nullptr;
+        const int rc = renewed ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
+        if (rc == MDB_SUCCESS) return t;
+        gate.leave();
+        if (renewed) ::mdb_txn_abort(t);
+        if (rc == MDB_MAP_RESIZED && ++resized <= max_resize_retries) {
+          adopt_external_size();
+          continue;
+        }
+        if (rc == MDB_READERS_FULL) {
+          if (!drained) {
+            // Idle pooled transactions and readers of dead processes hold slots: free them.
+            drained = true;
+            drain_pool();
+            int dead = 0;
+            ::mdb_reader_check(env, &dead);
+            continue;
+          }
+          unsigned slots = 0;
+          ::mdb_env_get_maxreaders(env, &slots);
+          throw limit_error("keyschema::lmdb_backend: all " + std::to_string(slots) + " reader slots of " + path +
+                            " are in use (MDB_READERS_FULL): too many live snapshots and cursors in all "
+                            "processes; release some or raise lmdb_options::max_readers (takes effect "
+                            "when the environment is next created)");
+        }
+        detail::throw_status("keyschema::lmdb_backend: cannot begin a read transaction on " + path,
+                             renewed ? "mdb_txn_renew" : "mdb_txn_begin", rc);
+      }
+    }
+
+    // Ends a transaction from acquire_read(); keeps it for reuse when the pool has room.
+    void release_read(MDB_txn* t) noexcept {
+      ::mdb_txn_reset(t);
+      gate.leave();
+      {
+        std::lock_guard lk(pool_mu);
+        if (pool.size() < pool_cap) {
+          pool.push_back(t);  // never allocates: capacity reserved at open
+          return;
+        }
+      }
+      ::mdb_txn_abort(t);
+    }
+
+    // Frees the reader slots of the idle pooled transactions.
+    void drain_pool() noexcept {
+      std::lock_guard lk(pool_mu);
+      for (MDB_txn* t : pool) ::mdb_txn_abort(t);
+      pool.clear();  // keeps the reserved capacity
+    }
+
+    // mdb_env_set_mapsize(size) with the gate held exclusively. A failed remap leaves LMDB without
+    // a map: the gate is poisoned so nothing touches it again.
+    void resize_locked(std::size_t size) {
+      if (const int rc = ::mdb_env_set_mapsize(env, size); rc != MDB_SUCCESS) {
+        gate.poison_locked();
+        detail::throw_status("keyschema::lmdb_backend: cannot resize the memory map of " + path + " to " +
+                                 std::to_string(size) + " bytes",
+                             "mdb_env_set_mapsize", rc);
+      }
+      MDB_envinfo info;
+      ::mdb_env_info(env, &info);
+      map_size.store(info.me_mapsize, std::memory_order_relaxed);
+    }
+
+    // The next map size after `cur`: doubled, page-aligned, at most `limit` (page-aligned).
+    std::size_t next_size(std::size_t cur, std::size_t limit) const noexcept {
+      std::size_t next = cur > limit / 2 ? limit : cur * 2;
+      next -= next % page;
+      return next > cur ? next : limit;
+    }
+
+    // The ceiling of a batch: max_map_size, or 1/8 more for a batch of erases only. Deleting
+    // copies pages too, so without that headroom a database full at its ceiling could not even
+    // be cleaned up.
+    std::size_t limit_for(bool erases_only) const noexcept {
+      if (!erases_only) return ceiling;
+      const std::size_t extra = ceiling / 8 - (ceiling / 8) % page;
+      return ceiling + std::max(extra, page);
+    }
+
+    // MDB_MAP_FULL: grows the map once (waiting for open transactions) or throws limit_error.
+    void grow_for_write(bool erases_only) {
+      std::size_t still_open = 0;
+      const auto st = gate.exclusive(
+          [&] {
+            MDB_envinfo info;
+            ::mdb_env_info(env, &info);
+            const std::size_t limit = limit_for(erases_only);
+            if (info.me_mapsize >= limit) {
+              throw limit_error("keyschema::lmdb_backend::write: the LMDB map of " + path + " is full at " +
+                                std::to_string(info.me_mapsize) + " bytes and lmdb_options::max_map_size is " +
+                                std::to_string(ceiling) + " bytes; raise max_map_size or erase data. "
+                                "Nothing was written");
+            }
+            resize_locked(next_size(info.me_mapsize, limit));
+          },
+          still_open);
+      if (st == detail::txn_gate::status::poisoned) throw_lost();
+      if (st == detail::txn_gate::status::timed_out) {
+        throw limit_error("keyschema::lmdb_backend::write: the LMDB map of " + path + " is full at " +
+                          std::to_string(map_size.load(std::memory_order_relaxed)) +
+                          " bytes and cannot grow while " + std::to_string(still_open) +
+                          " snapshot(s)/cursor(s) of this process stay open (waited " +
+                          std::to_string(gate.wait().count()) +
+                          " ms; mdb_env_set_mapsize needs them closed); release long-lived snapshots and "
+                          "cursors, start with a larger lmdb_options::map_size or raise resize_wait. "
+                          "Nothing was written");
+      }
+    }
+
+    // Grows the map if it is more than 3/4 used and nothing is open right now; never waits.
+    // Called by the writer before a commit. REQUIRES: write_mu held.
+    void try_grow_early() {
+      gate.try_exclusive([&] {
+        MDB_envinfo info;
+        ::mdb_env_info(env, &info);
+        if (used_beyond_three_quarters(info) && info.me_mapsize < ceiling) {
+          resize_locked(next_size(info.me_mapsize, ceiling));
+        }
+        nearly_full = false;
+      });
+    }
+
+    bool used_beyond_three_quarters(const MDB_envinfo& info) const noexcept {
+      return (info.me_last_pgno + 1) * page > info.me_mapsize / 4 * 3;
+    }
+
+    // MDB_MAP_RESIZED: another process grew the map; adopt its size.
+    void adopt_external_size() {
+      std::size_t still_open = 0;
+      const auto st = gate.exclusive([&] { resize_locked(0); }, still_open);
+      if (st == detail::txn_gate::status::poisoned) throw_lost();
+      if (st == detail::txn_gate::status::timed_out) {
+        throw limit_error("keyschema::lmdb_backend: another process grew the LMDB map of " + path +
+                          " and this process cannot follow while " + std::to_string(still_open) +
+                          " snapshot(s)/cursor(s) stay open (waited " + std::to_string(gate.wait().count()) +
+                          " ms); release long-lived snapshots and cursors or raise lmdb_options::resize_wait");
+      }
+    }
+  };
+
+  // A short read transaction from the pool, released at scope exit.
+  struct read_lease {
+    explicit read_lease(env_state& s) : st(s), txn(s.acquire_read()) {}
+    read_lease(const read_lease&) = delete;
+    read_lease& operator=(const read_lease&) = delete;
+    ~read_lease() { st.release_read(txn); }
+    env_state& st;
+    MDB_txn* txn;
+  };
+
+  // Leaves the gate at scope exit (write transactions).
+  struct gate_lease {
+    explicit gate_lease(detail::txn_gate& g) noexcept : gate(g) {}
+    gate_lease(const gate_lease&) = delete;
+    gate_lease& operator=(const gate_lease&) = delete;
+    ~gate_lease() { gate.leave(); }
+    detail::txn_gate& gate;
+  };
+
+  // Aborts a write transaction at scope exit unless it was handed to mdb_txn_commit.
+  struct write_txn {
+    write_txn() = default;
+    write_txn(const write_txn&) = delete;
+    write_txn& operator=(const write_txn&) = delete;
+    ~write_txn() {
+      if (txn != nullptr) ::mdb_txn_abort(txn);
+    }
+    MDB_txn* release() noexcept { return std::exchange(txn, nullptr); }
+    MDB_txn* txn = nullptr;
+  };
+
+  // Clears MDB_NOSYNC for one synchronous commit and sets it again afterwards. LMDB documents
+  // that MDB_NOSYNC may be changed at any time; only the (serialized) writer changes it.
+  struct durable_commit {
+    durable_commit(MDB_env* e, bool sync) noexcept : env(e), on(sync) {
+      if (on) ::mdb_env_set_flags(env, MDB_NOSYNC, 0);
+    }
+    durable_commit(const durable_commit&) = delete;
+    durable_commit& operator=(const durable_commit&) = delete;
+    ~durable_commit() {
+      if (on) ::mdb_env_set_flags(env, MDB_NOSYNC, 1);
+    }
+    MDB_env* env;
+    bool on;
+  };
+
+  // One attempt at committing batch. Returns MDB_SUCCESS, or MDB_MAP_FULL / MDB_MAP_RESIZED
+  // (nothing applied; the caller resizes and retries). Throws for every other failure.
+  // Records in s_->nearly_full whether the committed state uses more than 3/4 of the map.
+  int commit_once(const write_batch& batch) {
+    env_state& s = *s_;
+    s.enter_gate();
+    gate_lease lease(s.gate);
+    write_txn w;
+    int rc = ::mdb_txn_begin(s.env, nullptr, 0, &w.txn);
+    if (rc == MDB_MAP_RESIZED) return rc;
+    if (rc != MDB_SUCCESS) {
+      w.txn = nullptr;
+      detail::throw_status("keyschema::lmdb_backend::write: cannot begin a write transaction on " + s.path,
+                           "mdb_txn_begin", rc);
+    }
+    for (write_batch::op o : batch) {
+      MDB_val k{o.key.size(), const_cast<char*>(o.key.data())};
+      const bool put = o.kind == write_batch::op_kind::put;
+      if (put) {
+        MDB_val v{o.value.size(), const_cast<char*>(o.value.data())};
+        rc = ::mdb_put(w.txn, s.dbi, &k, &v, 0);
+      } else {
+        rc = ::mdb_del(w.txn, s.dbi, &k, nullptr);
+        if (rc == MDB_NOTFOUND) rc = MDB_SUCCESS;
+      }
+      if (rc == MDB_SUCCESS) continue;
+      if (rc == MDB_MAP_FULL) return rc;
+      throw_write_failure(rc, put ? "mdb_put" : "mdb_del");
+    }
+    rc = ::mdb_txn_commit(w.release());  // frees the transaction whatever the outcome
+    if (rc == MDB_MAP_FULL) return rc;
+    if (rc != MDB_SUCCESS) throw_write_failure(rc, "mdb_txn_commit");
+    // Still registered with the gate: the map cannot move under mdb_env_info.
+    MDB_envinfo info;
+    ::mdb_env_info(s.env, &info);
+    s.nearly_full = s.used_beyond_three_quarters(info);
+    return MDB_SUCCESS;
+  }
+
+  static bool erases_only(const write_batch& batch) noexcept {
+    for (write_batch::op o : batch) {
+      if (o.kind != write_batch::op_kind::erase) return false;
+    }
+    return true;
+  }
+
+  [[noreturn]] void throw_write_failure(int rc, const char* call) const {
+    if (rc == MDB_TXN_FULL) {
+      throw limit_error("keyschema::lmdb_backend::write: the batch touches more pages than one LMDB transaction "
+                        "can hold (MDB_TXN_FULL); split it into smaller batches. Nothing was written");
+    }
+    detail::throw_status("keyschema::lmdb_backend::write: " + std::string(call) + " failed on " + s_->path +
+                             "; nothing was written",
+                         call, rc);
+  }
+
+  void check_limits(const write_batch& batch) const {
+    std::size_t i = 0;
+    for (write_batch::op o : batch) {
+      if (o.key.empty()) {
+        throw limit_error("keyschema::lmdb_backend::write: operation " + std::to_string(i) +
+                          " of the batch has an empty key, which LMDB cannot store (limit: 1 to " +
+                          std::to_string(s_->max_key) + " bytes). Nothing was written");
+      }
+      if (o.key.size() > s_->max_key) {
+        throw limit_error("keyschema::lmdb_backend::write: a key of " + std::to_string(o.key.size()) +
+                          " bytes exceeds LMDB's maximum key size of " + std::to_string(s_->max_key) +
+                          " bytes (mdb_env_get_maxkeysize); shorten the key. Nothing was written");
+      }
+      if (o.kind == write_batch::op_kind::put && o.value.size() > max_value_size) {
+        throw limit_error("keyschema::lmdb_backend::write: a value of " + std::to_string(o.value.size()) +
+                          " bytes exceeds LMDB's maximum value size of " + std::to_string(max_value_size) +
+                          " bytes. Nothing was written");
+      }
+      ++i;
+    }
+  }
+
+  bool lookup(MDB_txn* txn, std::string_view key, std::string& value) const {
+    MDB_val k{key.size(), const_cast<char*>(key.data())};
+    MDB_val v{0, nullptr};
+    const int rc = ::mdb_get(txn, s_->dbi, &k, &v);
+    if (rc == MDB_NOTFOUND) return false;
+    if (rc != MDB_SUCCESS) detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s_->path, "mdb_get", rc);
+    value.assign(static_cast<const char*>(v.mv_data), v.mv_size);
+    return true;
+  }
+
+  std::shared_ptr<read_handle> new_read_handle() const {
+    MDB_txn* t = s_->acquire_read();
+    try {
+      return std::make_shared<read_handle>(s_.get(), t);
+    } catch (...) {
+      s_->release_read(t);
+      throw;
+    }
+  }
+
+  static std::unique_ptr<env_state> open(const std::filesystem::path& path, const lmdb_options& options) {
+    namespace fs = std::filesystem;
+    const std::string where = "keyschema::lmdb_backend: ";
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      if (fs::exists(path, ec)) {
+        throw backend_error(where + path.string() + " exists and is not a directory", "mdb_env_open", ENOTDIR);
+      }
+      if (options.read_only || !options.create_if_missing) {
+        throw backend_error(where + path.string() + " does not exist (" +
+                                (options.read_only ? "opened read-only" : "lmdb_options::create_if_missing is false") + ")",
+                            "mdb_env_open", ENOENT);
+      }
+      fs::create_directories(path, ec);
+      if (ec) {
+        throw backend_error(where + "cannot create the directory " + path.string() + ": " + ec.message(),
+                            "std::filesystem::create_directories", ec.value());
+      }
+    } else if ((options.read_only || !options.create_if_missing) && !fs::exists(path / "data.mdb", ec)) {
+      throw backend_error(where + path.string() + " holds no LMDB database (data.mdb) and " +
+                              (options.read_only ? "it was opened read-only" : "lmdb_options::create_if_missing is false"),
+                          "mdb_env_open", ENOENT);
+    }
+    const fs::path canonical = fs::canonical(path, ec);
+    if (ec) {
+      throw backend_error(where + "cannot resolve " + path.string() + ": " + ec.message(), "std::filesystem::canonical",
+                          ec.value());
+    }
+
+    auto registration = detail::open_registration::acquire(canonical.string());
+    if (!registration) {
+      throw locked_error(where + canonical.string() +
+                             " is already open in this process; LMDB forbids a second handle on one "
+                             "environment (its locks belong to the process): share the open backend or "
+                             "destroy it first",
+                         "mdb_env_open", 0);
+    }
+
+    auto s = std::make_unique<env_state>(options.resize_wait);
+    s->registration = std::move(*registration);
+    s->path = canonical.string();
+    s->read_only = options.read_only;
+
+    int rc = ::mdb_env_create(&s->env);
+    if (rc != MDB_SUCCESS) {
+      s->env = nullptr;
+      detail::throw_status(where + "cannot create an LMDB environment handle", "mdb_env_create", rc);
+    }
+    if (rc = ::mdb_env_set_maxreaders(s->env, options.max_readers); rc != MDB_SUCCESS) {
+      detail::throw_status(where + "invalid lmdb_options::max_readers " + std::to_string(options.max_readers),
+                           "mdb_env_set_maxreaders", rc);
+    }
+    const std::size_t wanted = round_up(options.map_size, default_page);
+    if (rc = options.map_size == 0 ? EINVAL : ::mdb_env_set_mapsize(s->env, wanted); rc != MDB_SUCCESS) {
+      detail::throw_status(where + "invalid lmdb_options::map_size " + std::to_string(options.map_size),
+                           "mdb_env_set_mapsize", rc);
+    }
+    const unsigned flags = MDB_NOTLS | MDB_NOSYNC | (options.read_only ? MDB_RDONLY : 0u);
+    rc = ::mdb_env_open(s->env, s->path.c_str(), flags, static_cast<mdb_mode_t>(options.mode));
+    if (rc != MDB_SUCCESS) {
+      ::mdb_env_close(s->env);  // required after a failed mdb_env_open
+      s->env = nullptr;
+      if (rc == EAGAIN || rc == EBUSY) {
+        throw locked_error(detail::lmdb_message(where + "the LMDB environment " + s->path + " is locked", rc),
+                           "mdb_env_open", rc);
+      }
+      detail::throw_status(where + "cannot open the LMDB environment " + s->path, "mdb_env_open", rc);
+    }
+
+    int dead = 0;
+    ::mdb_reader_check(s->env, &dead);  // frees reader slots of crashed processes
+    MDB_stat stat;
+    if (rc = ::mdb_env_stat(s->env, &stat); rc != MDB_SUCCESS) {
+      detail::throw_status(where + "cannot read the environment of " + s->path, "mdb_env_stat", rc);
+    }
+    s->page = stat.ms_psize != 0 ? stat.ms_psize : default_page;
+
+    // Keep a larger map recorded in the file (another process or an earlier run grew it); LMDB
+    // would otherwise shrink the map to the configured size. No transaction exists yet.
+    if (rc = ::mdb_env_set_mapsize(s->env, 0); rc == MDB_SUCCESS) {
+      MDB_envinfo info;
+      ::mdb_env_info(s->env, &info);
+      if (info.me_mapsize < wanted) rc = ::mdb_env_set_mapsize(s->env, wanted);
+    }
+    if (rc != MDB_SUCCESS) detail::throw_status(where + "cannot map " + s->path, "mdb_env_set_mapsize", rc);
+    MDB_envinfo info;
+    ::mdb_env_info(s->env, &info);
+    s->map_size.store(info.me_mapsize, std::memory_order_relaxed);
+    s->ceiling = std::max(options.max_map_size - options.max_map_size % s->page, info.me_mapsize);
+    s->max_key = static_cast<std::size_t>(::mdb_env_get_maxkeysize(s->env));
+
+    // The unnamed database, opened once. A map grown meanwhile by another process is adopted.
+    for (int attempt = 0;; ++attempt) {
+      MDB_txn* txn = nullptr;
+      rc = ::mdb_txn_begin(s->env, nullptr, options.read_only ? MDB_RDONLY : 0u, &txn);
+      if (rc == MDB_MAP_RESIZED && attempt < max_resize_retries) {
+        if (rc = ::mdb_env_set_mapsize(s->env, 0); rc != MDB_SUCCESS) {
+          detail::throw_status(where + "cannot map " + s->path, "mdb_env_set_mapsize", rc);
+        }
+        continue;
+      }
+      if (rc == MDB_READERS_FULL) {
+        throw limit_error(where + "all reader slots of " + s->path +
+                          " are in use (MDB_READERS_FULL); release snapshots/cursors in other processes or "
+                          "raise lmdb_options::max_readers");
+      }
+      if (rc != MDB_SUCCESS) detail::throw_status(where + "cannot begin a transaction on " + s->path, "mdb_txn_begin", rc);
+      if (rc = ::mdb_dbi_open(txn, nullptr, 0, &s->dbi); rc != MDB_SUCCESS) {
+        ::mdb_txn_abort(txn);
+        detail::throw_status(where + "cannot open the main database of " + s->path, "mdb_dbi_open", rc);
+      }
+      if (rc = ::mdb_txn_commit(txn); rc != MDB_SUCCESS) {
+        detail::throw_status(where + "cannot open the main database of " + s->path, "mdb_txn_commit", rc);
+      }
+      break;
+    }
+    ::mdb_env_info(s->env, &info);
+    s->map_size.store(info.me_mapsize, std::memory_order_relaxed);
+
+    unsigned readers = 0;
+    ::mdb_env_get_maxreaders(s->env, &readers);
+    s->pool_cap = std::min<std::size_t>(4, readers / 4);
+    s->pool.reserve(s->pool_cap);
+    return s;
+  }
+
+  std::unique_ptr<env_state> s_;
+};
+
+static_assert(backend<lmdb_backend>, "keyschema::lmdb_backend: does not meet the backend contract; see <keyschema/backend.hpp>");
+
+KEYSCHEMA_END_NAMESPACE

@@ -27,7 +27,10 @@ inline constexpr std::size_t leveldb_max_entry_bytes = (std::size_t{1} << 31) - 
 
 struct leveldb_options {
   // Create the directory (and any missing parent directory) and an empty database when `path`
-  // holds none. false: opening a path without a database fails (backend_error, "leveldb::DB::Open").
+  // holds none. Parent directories are only created when env is nullptr (the real file system).
+  // false: opening a path without a database fails (backend_error, "leveldb::DB::Open"). LevelDB
+  // itself still creates the last path component and an empty LOCK file in it when it can,
+  // but never a database.
   bool create_if_missing = true;
 
   // Fail when `path` already holds a database (backend_error, "leveldb::DB::Open").

@@ -1,0 +1,756 @@
+// tests/unit/leveldb_backend_test.cpp: byte-level tests of keyschema::leveldb_backend.
+//
+// Point operations, batches, bounded cursors in both directions, snapshots, persistence, limits
+// and every documented error. Ordering and range semantics are also checked differentially
+// against keyschema::memory_backend, the reference implementation of the contract.
+// Concurrent readers with a writer: leveldb_backend_concurrency_test.cpp.
+#include <catch2/catch.hpp>
+
+#include <keyschema/backend.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/leveldb.hpp>
+#include <keyschema/memory_backend.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <leveldb/env.h>
+
+#include <support/temp_dir.hpp>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+using namespace std::string_literals;
+using keyschema::key_range;
+using keyschema::leveldb_backend;
+using keyschema::leveldb_options;
+using keyschema::write_batch;
+using keyschema::write_options;
+
+static_assert(keyschema::backend<leveldb_backend>);
+static_assert(!std::is_copy_constructible_v<leveldb_backend>);
+static_assert(std::is_nothrow_move_constructible_v<leveldb_backend>);
+static_assert(std::is_nothrow_move_constructible_v<leveldb_backend::cursor_type>);
+
+namespace {
+
+using entries = std::vector<std::pair<std::string, std::string>>;
+
+template <class Backend>
+entries scan(const Backend& b, const key_range& r, const typename Backend::snapshot_type* snap = nullptr) {
+  entries out;
+  for (auto c = b.cursor(r, snap); c.valid(); c.next()) out.emplace_back(std::string(c.key()), std::string(c.value()));
+  return out;
+}
+
+template <class Backend>
+std::optional<std::string> get(const Backend& b, std::string_view key,
+                               const typename Backend::snapshot_type* snap = nullptr) {
+  std::string v;
+  if (!b.get(key, v, snap)) return std::nullopt;
+  return v;
+}
+
+template <class Backend>
+void put(Backend& b, std::string_view key, std::string_view value, bool sync = false) {
+  write_batch wb;
+  wb.put(key, value);
+  b.write(wb, write_options{sync});
+}
+
+template <class Backend>
+void erase(Backend& b, std::string_view key) {
+  write_batch wb;
+  wb.erase(key);
+  b.write(wb, {});
+}
+
+// The exception of type E thrown by f, or nullopt when f returns normally (another exception
+// type propagates and fails the test with its message).
+template <class E, class F>
+std::optional<E> thrown(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) { return haystack.find(needle) != std::string_view::npos; }
+
+// Small options so that a test touches table files, not only the memtable.
+leveldb_options small_options() {
+  leveldb_options o;
+  o.write_buffer_bytes = 64 << 10;
+  o.cache_bytes = 256 << 10;
+  return o;
+}
+
+// An Env that makes appends to or syncs of the write-ahead log fail on demand, and counts syncs.
+class faulty_env : public leveldb::EnvWrapper {
+ public:
+  faulty_env() : leveldb::EnvWrapper(leveldb::Env::Default()) {}
+
+  std::atomic<bool> fail_append{false};
+  std::atomic<bool> fail_sync{false};
+  std::atomic<int> log_syncs{0};
+
+  leveldb::Status NewWritableFile(const std::string& name, leveldb::WritableFile** result) override {
+    leveldb::WritableFile* base = nullptr;
+    leveldb::Status s = target()->NewWritableFile(name, &base);
+    if (s.ok() && name.size() >= 4 && name.compare(name.size() - 4, 4, ".log") == 0) {
+      *result = new log_file(base, this);
+    } else {
+      *result = base;
+    }
+    return s;
+  }
+
+ private:
+  class log_file : public leveldb::WritableFile {
+   public:
+    log_file(leveldb::WritableFile* base, faulty_env* env) : base_(base), env_(env) {}
+    leveldb::Status Append(const leveldb::Slice& data) override {
+      if (env_->fail_append) return leveldb::Status::IOError("injected append failure");
+      return base_->Append(data);
+    }
+    leveldb::Status Close() override { return base_->Close(); }
+    leveldb::Status Flush() override { return base_->Flush(); }
+    leveldb::Status Sync() override {
+      if (env_->fail_sync) return leveldb::Status::IOError("injected sync failure");
+      ++env_->log_syncs;
+      return base_->Sync();
+    }
+
+   private:
+    std::unique_ptr<leveldb::WritableFile> base_;
+    faulty_env* env_;
+  };
+};
+
+}  // namespace
+
+TEST_CASE("leveldb_backend: point operations", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  leveldb_backend db(dir.path() / "db");
+
+  CHECK_FALSE(get(db, "missing"));
+  put(db, "a", "1");
+  CHECK(get(db, "a") == "1");
+
+  SECTION("overwrite") {
+    put(db, "a", "2");
+    CHECK(get(db, "a") == "2");
+  }
+  SECTION("erase, and erasing a missing key is not an error") {
+    erase(db, "a");
+    CHECK_FALSE(get(db, "a"));
+    erase(db, "never-written");
+    CHECK_FALSE(get(db, "never-written"));
+  }
+  SECTION("binary keys and values, the empty key, the empty value") {
+    const std::string k0 = "\x00"s, k1 = "a\x00"s, k2 = "a\x00\xff"s, v = "\x00\x01\xff"s;
+    put(db, k0, v);
+    put(db, k1, "");
+    put(db, "", "empty key");
+    CHECK(get(db, k0) == v);
+    CHECK(get(db, k1) == "");
+    CHECK(get(db, "") == "empty key");
+    CHECK_FALSE(get(db, k2));
+    CHECK_FALSE(get(db, "a\x01"s));
+  }
+  SECTION("a large value round-trips") {
+    std::string big(3 << 20, '\0');
+    std::mt19937 rng(7);
+    for (char& c : big) c = static_cast<char>(rng());
+    put(db, "big", big);
+    CHECK(get(db, "big") == big);
+  }
+}
+
+TEST_CASE("leveldb_backend: keys are ordered as unsigned bytes", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  leveldb_backend db(dir.path() / "db");
+  // Inserted out of order; a signed-char comparison would put \x80 and \xff before \x01.
+  const std::vector<std::string> sorted = {""s, "\x00"s, "\x00\x00"s, "\x01"s, "\x7f"s, "\x80"s, "\xfe\xff"s, "\xff"s, "\xff\x00"s};
+  write_batch wb;
+  for (auto it = sorted.rbegin(); it != sorted.rend(); ++it) wb.put(*it, "v" + *it);
+  db.write(wb, {});
+
+  std::vector<std::string> forward, backward;
+  for (auto& [k, v] : scan(db, {})) forward.push_back(k);
+  for (auto& [k, v] : scan(db, {"", "", true})) backward.push_back(k);
+  CHECK(forward == sorted);
+  CHECK(backward == std::vector<std::string>(sorted.rbegin(), sorted.rend()));
+}
+
+TEST_CASE("leveldb_backend: a batch is applied in order and later operations on a key win", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  leveldb_backend db(dir.path() / "db");
+  put(db, "gone", "old");
+
+  write_batch wb;
+  wb.put("x", "1");
+  wb.put("x", "2");          // overwrite inside the batch
+  wb.put("y", "1");
+  wb.erase("y");             // put then erase: absent
+  wb.erase("z");
+  wb.put("z", "back");       // erase then put: present
+  wb.erase("gone");          // erases an earlier commit
+  db.write(wb, {});
+
+  CHECK(get(db, "x") == "2");
+  CHECK_FALSE(get(db, "y"));
+  CHECK(get(db, "z") == "back");
+  CHECK_FALSE(get(db, "gone"));
+  CHECK(scan(db, {}) == entries{{"x", "2"}, {"z", "back"}});
+}
+
+TEST_CASE("leveldb_backend: an empty batch", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  faulty_env env;
+  leveldb_options o;
+  o.env = &env;
+  std::filesystem::create_directories(dir.path() / "db");
+  leveldb_backend db(dir.path() / "db", o);
+  put(db, "k", "v");
+  const int syncs = env.log_syncs;
+
+  db.write(write_batch{}, write_options{false});
+  CHECK(env.log_syncs == syncs);  // nothing to do
+  db.write(write_batch{}, write_options{true});
+  CHECK(env.log_syncs == syncs + 1);  // forces the earlier unsynced write to disk
+  CHECK(scan(db, {}) == entries{{"k", "v"}});
+}
+
+TEST_CASE("leveldb_backend: write_options::sync maps to an fsync of the log", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  faulty_env env;
+  leveldb_options o;
+  o.env = &env;
+  std::filesystem::create_directories(dir.path() / "db");
+  leveldb_backend db(dir.path() / "db", o);
+  const int before = env.log_syncs;
+  put(db, "a", "1", false);
+  CHECK(env.log_syncs == before);
+  put(db, "b", "2", true);
+  CHECK(env.log_syncs == before + 1);
+}
+
+TEST_CASE("leveldb_backend: bounded cursors", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  leveldb_backend db(dir.path() / "db");
+  write_batch wb;
+  for (const char* k : {"b", "d", "f", "h"}) wb.put(k, std::string("v") + k);
+  db.write(wb, {});
+
+  const auto keys = [&](const key_range& r) {
+    std::string out;
+    for (auto& [k, v] : scan(db, r)) {
+      CHECK(v == "v" + k);
+      out += k;
+    }
+    return out;
+  };
+
+  // Forward: lower <= k < upper; an empty upper is unbounded.
+  CHECK(keys({"", ""}) == "bdfh");
+  CHECK(keys({"d", "h"}) == "df");        // upper is exclusive, lower inclusive
+  CHECK(keys({"c", "g"}) == "df");        // bounds between keys
+  CHECK(keys({"d", ""}) == "dfh");
+  CHECK(keys({"", "b"}) == "");           // upper at the first key
+  CHECK(keys({"i", ""}) == "");           // past the last key
+  CHECK(keys({"d", "d"}) == "");          // empty range
+  CHECK(keys({"f", "c"}) == "");          // inverted range
+
+  // Reverse: starts at the last key < upper, stops before lower.
+  CHECK(keys({"", "", true}) == "hfdb");
+  CHECK(keys({"d", "h", true}) == "fd");  // h itself is excluded
+  CHECK(keys({"c", "g", true}) == "fd");
+  CHECK(keys({"", "z", true}) == "hfdb"); // upper past every key: starts at the last one
+  CHECK(keys({"", "b", true}) == "");     // nothing below the first key
+  CHECK(keys({"", "c", true}) == "b");
+  CHECK(keys({"i", "", true}) == "");
+  CHECK(keys({"d", "d", true}) == "");
+  CHECK(keys({"f", "c", true}) == "");
+}
+
+TEST_CASE("leveldb_backend: a cursor keeps its own copy of the bounds", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  leveldb_backend db(dir.path() / "db");
+  write_batch wb;
+  for (const char* k : {"a1", "a2", "a3", "b1"}) wb.put(k, "v");
+  db.write(wb, {});
+
+  for (bool reverse : {false, true}) {
+    auto lower = std::make_unique<std::string>("a2");
+    auto upper = std::make_unique<std::string>("b");
+    auto c = db.cursor(key_range{*lower, *upper, reverse}, nullptr);
+    lower.reset();  // freed: a cursor that kept views would read freed memory (ASan)
+    upper.reset();
+    std::vector<std::string> seen;
+    for (; c.valid(); c.next()) seen.emplace_back(c.key());
+    CHECK(seen == (reverse ? std::vector<std::string>{"a3", "a2"} : std::vector<std::string>{"a2", "a3"}));
+  }
+}
+
+TEST_CASE("leveldb_backend: matches memory_backend on random operations", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  leveldb_backend db(dir.path() / "db", small_options());
+  keyschema::memory_backend ref;
+  const auto seed = Catch::rngSeed();
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+
+  // Few distinct bytes, short keys: lots of shared prefixes, overwrites and erases.
+  const std::string alphabet = "\x00\x01\x7f\x80\xfe\xff"s;
+  const auto random_key = [&] {
+    std::string k(rng() % 4, '\0');
+    for (char& c : k) c = alphabet[rng() % alphabet.size()];
+    return k;
+  };
+  const auto random_range = [&] {
+    std::string a = random_key(), b = random_key();
+    if (rng() % 2 && b < a) std::swap(a, b);
+    if (rng() % 5 == 0) b.clear();  // unbounded
+    return std::pair{a, b};
+  };
+  const auto compare_scans = [&](const leveldb_backend::snapshot_type* ls, const keyschema::memory_backend::snapshot_type* ms) {
+    for (int i = 0; i < 20; ++i) {
+      const auto [lo, hi] = random_range();
+      const bool reverse = rng() % 2 == 1;
+      INFO("range [" << lo.size() << " bytes, " << hi.size() << " bytes) reverse " << reverse);
+      CHECK(scan(db, {lo, hi, reverse}, ls) == scan(ref, {lo, hi, reverse}, ms));
+    }
+    CHECK(scan(db, {}, ls) == scan(ref, {}, ms));
+  };
+
+  std::optional<leveldb_backend::snapshot_type> lsnap;
+  std::optional<keyschema::memory_backend::snapshot_type> msnap;
+  for (int round = 0; round < 60; ++round) {
+    write_batch wb;
+    const int n = 1 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < n; ++i) {
+      if (rng() % 3 == 0) wb.erase(random_key());
+      else wb.put(random_key(), std::to_string(rng()) + std::string(rng() % 2000, 'v'));
+    }
+    db.write(wb, {});
+    ref.write(wb, {});
+
+    if (round % 10 == 3) {  // a snapshot taken now must keep matching while writes go on
+      lsnap.emplace(db.snapshot());
+      msnap.emplace(ref.snapshot());
+    }
+    if (round % 20 == 11) db.compact_range({});  // move data into table files, drop tombstones
+    if (round % 5 == 4) {
+      compare_scans(nullptr, nullptr);
+      if (lsnap) compare_scans(&*lsnap, &*msnap);
+      for (int i = 0; i < 20; ++i) {
+        const std::string k = random_key();
+        CHECK(get(db, k) == get(ref, k));
+        if (lsnap) CHECK(get(db, k, &*lsnap) == get(ref, k, &*msnap));
+      }
+    }
+  }
+}
+
+TEST_CASE("leveldb_backend: snapshots and cursors see one state while writes go on", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  leveldb_backend db(dir.path() / "db", small_options());
+  write_batch wb;
+  for (int i = 0; i < 100; ++i) wb.put("k" + std::to_string(1000 + i), "old");
+  db.write(wb, {});
+  const entries before = scan(db, {});
+
+  const auto change_everything = [&] {
+    write_batch w;
+    for (int i = 0; i < 100; i += 2) w.put("k" + std::to_string(1000 + i), "new");
+    for (int i = 1; i < 100; i += 2) w.erase("k" + std::to_string(1000 + i));
+    w.put("k0999", "inserted");
+    w.put("k2000", "inserted");
+    db.write(w, {});
+  };
+
+  SECTION("snapshot: get and cursors") {
+    const auto snap = db.snapshot();
+    auto copy = std::make_optional(snap);  // copies share the snapshot
+    change_everything();
+    db.compact_range({});  // compaction must keep what a live snapshot sees
+    CHECK(get(db, "k1001", &snap) == "old");
+    CHECK(get(db, "k1001") == std::nullopt);
+    CHECK(get(db, "k1000") == "new");
+    CHECK_FALSE(get(db, "k0999", &snap));
+    CHECK(scan(db, {}, &snap) == before);
+    CHECK(scan(db, {"k1050", "", true}, &*copy).size() == 50);
+    copy.reset();
+    CHECK(scan(db, {}, &snap) == before);
+    CHECK(scan(db, {}).size() == 52);
+  }
+  SECTION("a cursor without a snapshot reads the state of its creation") {
+    auto fwd = db.cursor({}, nullptr);
+    auto rev = db.cursor({"", "", true}, nullptr);
+    REQUIRE(fwd.valid());
+    REQUIRE(rev.valid());
+    change_everything();
+    entries seen_fwd, seen_rev;
+    for (; fwd.valid(); fwd.next()) seen_fwd.emplace_back(std::string(fwd.key()), std::string(fwd.value()));
+    for (; rev.valid(); rev.next()) seen_rev.emplace_back(std::string(rev.key()), std::string(rev.value()));
+    CHECK(seen_fwd == before);
+    CHECK(seen_rev == entries(before.rbegin(), before.rend()));
+  }
+  SECTION("a cursor keeps its snapshot alive") {
+    std::optional<leveldb_backend::cursor_type> c;
+    {
+      const auto snap = db.snapshot();
+      c.emplace(db.cursor({}, &snap));
+    }
+    change_everything();
+    db.compact_range({});
+    std::size_t n = 0;
+    for (; c->valid(); c->next(), ++n) CHECK(c->value() == "old");
+    CHECK(n == before.size());
+  }
+}
+
+TEST_CASE("leveldb_backend: data persists across reopen", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  const auto path = dir.path() / "nested" / "db";  // missing parents are created
+  {
+    leveldb_backend db(path);
+    write_batch wb;
+    for (int i = 0; i < 500; ++i) wb.put("k" + std::to_string(i), std::to_string(i * i));
+    db.write(wb, write_options{true});
+    put(db, "unsynced", "still there after a clean close", false);
+    erase(db, "k7");
+    db.compact_range({"k1", "k2"});
+    put(db, "k10", "after compaction");
+  }
+  leveldb_backend db(path);
+  CHECK(get(db, "k3") == "9");
+  CHECK(get(db, "k499") == std::to_string(499 * 499));
+  CHECK(get(db, "unsynced") == "still there after a clean close");
+  CHECK_FALSE(get(db, "k7"));
+  CHECK(get(db, "k10") == "after compaction");
+  CHECK(scan(db, {}).size() == 500);  // 500 - k7 + unsynced
+}
+
+TEST_CASE("leveldb_backend: moving the backend keeps snapshots and cursors working", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  auto first = std::make_unique<leveldb_backend>(dir.path() / "db");
+  put(*first, "a", "1");
+  put(*first, "b", "2");
+  std::optional<leveldb_backend> moved;  // declared first: outlives the snapshot and cursors
+  const auto snap = first->snapshot();
+  auto c = first->cursor({}, nullptr);
+  moved.emplace(std::move(*first));
+  first.reset();  // the moved-from shell goes away; the database stays open in `moved`
+  put(*moved, "a", "changed");
+  CHECK(get(*moved, "a", &snap) == "1");
+  CHECK(get(*moved, "a") == "changed");
+  REQUIRE(c.valid());
+  CHECK(c.key() == "a");
+  c.next();
+  REQUIRE(c.valid());
+  CHECK(c.value() == "2");
+  c.next();
+  CHECK_FALSE(c.valid());
+  auto c2 = std::move(c);
+  CHECK_FALSE(c2.valid());
+}
+
+TEST_CASE("leveldb_backend: limits", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+
+  SECTION("the default and the ceiling") {
+    leveldb_backend db(dir.path() / "db");
+    CHECK(db.max_key_size() == keyschema::leveldb_max_entry_bytes);
+    CHECK(keyschema::leveldb_max_entry_bytes < (std::size_t{1} << 32) - 8);
+    leveldb_options o;
+    o.max_entry_bytes = std::numeric_limits<std::size_t>::max();
+    leveldb_backend db2(dir.path() / "db2", o);
+    CHECK(db2.max_key_size() == keyschema::leveldb_max_entry_bytes);
+  }
+  SECTION("key plus value above max_entry_bytes: limit_error, nothing written") {
+    leveldb_options o;
+    o.max_entry_bytes = 16;
+    leveldb_backend db(dir.path() / "db", o);
+    CHECK(db.max_key_size() == 16);
+
+    write_batch ok;
+    ok.put(std::string(10, 'k'), std::string(6, 'v'));  // exactly 16
+    ok.put(std::string(16, 'K'), "");
+    db.write(ok, {});
+    CHECK(get(db, std::string(10, 'k')) == std::string(6, 'v'));
+
+    const auto attempt = [&](auto&& fill) {
+      write_batch wb;
+      wb.put("first", "would be written");
+      wb.erase(std::string(10, 'k'));
+      fill(wb);
+      const auto e = thrown<keyschema::limit_error>([&] { db.write(wb, {}); });
+      REQUIRE(e);
+      CHECK(contains(e->what(), "16"));
+      CHECK_FALSE(get(db, "first"));
+      CHECK(get(db, std::string(10, 'k')) == std::string(6, 'v'));
+    };
+    attempt([](write_batch& wb) { wb.put(std::string(10, 'k'), std::string(7, 'v')); });
+    attempt([](write_batch& wb) { wb.put(std::string(17, 'k'), ""); });
+    attempt([](write_batch& wb) { wb.erase(std::string(17, 'k')); });
+  }
+}
+
+TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+
+  SECTION("a path that cannot be created") {
+    std::ofstream(dir.path() / "file") << "not a directory";
+    const auto path = dir.path() / "file" / "db";
+    const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(path); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "std::filesystem::create_directories");
+    CHECK(e->native_code() != 0);
+    CHECK(contains(e->what(), path.string()));
+  }
+  SECTION("no database and create_if_missing = false") {
+    leveldb_options o;
+    o.create_if_missing = false;
+    const auto path = dir.path() / "absent";
+    const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(path, o); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::DB::Open");
+    CHECK(e->native_code() == keyschema::detail::leveldb_invalid_argument);
+    CHECK(contains(e->what(), path.string()));
+    CHECK_FALSE(std::filesystem::exists(path / "CURRENT"));  // no database was created
+
+    const auto deeper = dir.path() / "absent-parent" / "db";
+    const auto e2 = thrown<keyschema::backend_error>([&] { leveldb_backend db(deeper, o); });
+    REQUIRE(e2);
+    CHECK(e2->native_call() == "leveldb::DB::Open");
+    CHECK(e2->native_code() == keyschema::detail::leveldb_not_found);
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "absent-parent"));
+  }
+  SECTION("a database exists and error_if_exists = true") {
+    { leveldb_backend db(dir.path() / "db"); }
+    leveldb_options o;
+    o.error_if_exists = true;
+    const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(dir.path() / "db", o); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::DB::Open");
+    CHECK(e->native_code() == keyschema::detail::leveldb_invalid_argument);
+  }
+  SECTION("a damaged CURRENT file") {
+    { leveldb_backend db(dir.path() / "db"); }
+    std::ofstream(dir.path() / "db" / "CURRENT", std::ios::trunc) << "garbage";
+    const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(dir.path() / "db"); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::DB::Open");
+    CHECK(e->native_code() == keyschema::detail::leveldb_corruption);
+    CHECK(contains(e->what(), "Corruption"));
+  }
+}
+
+TEST_CASE("leveldb_backend: a second open of the same path in this process is locked_error", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  const auto path = dir.path() / "db";
+  {
+    leveldb_backend first(path);
+    put(first, "k", "v");
+    const auto e = thrown<keyschema::locked_error>([&] { leveldb_backend second(path); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::DB::Open");
+    CHECK(contains(e->what(), path.string()));
+    CHECK(get(first, "k") == "v");  // the first handle is unaffected
+  }
+  leveldb_backend again(path);  // the lock went with the first handle
+  CHECK(get(again, "k") == "v");
+}
+
+TEST_CASE("leveldb_backend: a database held by another process is locked_error", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  const auto path = dir.path() / "db";
+  { leveldb_backend create(path); }
+  const std::string lock_file = (path / "LOCK").string();
+
+  // The child takes LevelDB's fcntl lock the way another LevelDB process would. It only makes
+  // async-signal-safe calls, so forking a process that has threads is fine.
+  int to_parent[2], to_child[2];
+  REQUIRE(::pipe(to_parent) == 0);
+  REQUIRE(::pipe(to_child) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int fd = ::open(lock_file.c_str(), O_RDWR);
+    struct flock fl = {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    const char status = (fd >= 0 && ::fcntl(fd, F_SETLK, &fl) == 0) ? '1' : '0';
+    (void)!::write(to_parent[1], &status, 1);
+    char c;
+    (void)!::read(to_child[0], &c, 1);
+    ::_exit(0);
+  }
+  struct release_child {
+    int fd;
+    pid_t pid;
+    ~release_child() {
+      (void)!::write(fd, "x", 1);
+      int st = 0;
+      ::waitpid(pid, &st, 0);
+    }
+  } guard{to_child[1], pid};
+
+  char status = 0;
+  REQUIRE(::read(to_parent[0], &status, 1) == 1);
+  REQUIRE(status == '1');
+  const auto e = thrown<keyschema::locked_error>([&] { leveldb_backend db(path); });
+  REQUIRE(e);
+  CHECK(e->native_call() == "leveldb::DB::Open");
+  CHECK(contains(e->what(), path.string()));
+  for (int fd : {to_parent[0], to_parent[1], to_child[0]}) ::close(fd);
+}
+
+TEST_CASE("leveldb_backend: a damaged table block is reported by get and cursors", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  const auto path = dir.path() / "db";
+  leveldb_options o;
+  o.compression = false;
+  o.paranoid_checks = true;  // verify block checksums on every read
+  o.bloom_bits_per_key = 0;
+  {
+    leveldb_backend db(path, o);
+    write_batch wb;
+    for (int i = 0; i < 200; ++i) wb.put("k" + std::to_string(1000 + i), std::string(100, 'v'));
+    db.write(wb, {});
+    db.compact_range({});  // into table files
+  }
+  int damaged = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) {
+    if (entry.path().extension() != ".ldb") continue;
+    std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(16);
+    f.write("XXXXXXXX", 8);  // inside the first data block
+    ++damaged;
+  }
+  REQUIRE(damaged > 0);
+
+  leveldb_backend db(path, o);
+  const auto ge = thrown<keyschema::backend_error>([&] { (void)get(db, "k1000"); });
+  REQUIRE(ge);
+  CHECK(ge->native_call() == "leveldb::DB::Get");
+  CHECK(ge->native_code() == keyschema::detail::leveldb_corruption);
+
+  for (bool reverse : {false, true}) {
+    const auto ce = thrown<keyschema::backend_error>([&] { (void)scan(db, {"", "", reverse}); });
+    REQUIRE(ce);
+    CHECK(ce->native_call() == "leveldb::Iterator");
+    CHECK(ce->native_code() == keyschema::detail::leveldb_corruption);
+    CHECK(contains(ce->what(), path.string()));
+  }
+}
+
+TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  faulty_env env;
+  leveldb_options o;
+  o.env = &env;
+  std::filesystem::create_directories(dir.path() / "db");
+  leveldb_backend db(dir.path() / "db", o);
+  put(db, "a", "1");
+
+  SECTION("append fails") {
+    env.fail_append = true;
+    write_batch wb;
+    wb.put("a", "2");
+    wb.put("b", "2");
+    const auto e = thrown<keyschema::backend_error>([&] { db.write(wb, {}); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::DB::Write");
+    CHECK(e->native_code() == keyschema::detail::leveldb_io_error);
+    CHECK(contains(e->what(), "injected append failure"));
+    CHECK(get(db, "a") == "1");
+    CHECK_FALSE(get(db, "b"));
+  }
+  SECTION("sync fails, and LevelDB then refuses every write") {
+    env.fail_sync = true;
+    write_batch wb;
+    wb.put("a", "2");
+    const auto e = thrown<keyschema::backend_error>([&] { db.write(wb, write_options{true}); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::DB::Write");
+    CHECK(contains(e->what(), "injected sync failure"));
+    CHECK(get(db, "a") == "1");
+    env.fail_sync = false;
+    const auto again = thrown<keyschema::backend_error>([&] { put(db, "c", "3"); });
+    REQUIRE(again);
+    CHECK_FALSE(get(db, "c"));
+  }
+}
+
+TEST_CASE("leveldb_backend: compact_range, approximate_size and property", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  leveldb_options o = small_options();
+  o.compression = false;
+  leveldb_backend db(dir.path() / "db", o);
+  std::mt19937 rng(11);
+  for (int b = 0; b < 20; ++b) {
+    write_batch wb;
+    for (int i = 0; i < 100; ++i) {
+      std::string v(1000, '\0');
+      for (char& c : v) c = static_cast<char>(rng());
+      wb.put("k" + std::to_string(10000 + b * 100 + i), v);
+    }
+    db.write(wb, {});
+  }
+  db.compact_range({});
+  const std::uint64_t full = db.approximate_size({"k", "l"});
+  CHECK(full >= 1'000'000);  // 2 MB of incompressible values were written
+  CHECK(db.approximate_size({}) == full);
+  const std::uint64_t part = db.approximate_size({"k10000", "k10500"});  // a quarter of the keys
+  CHECK(part > 0);
+  CHECK(part < full / 2);
+  CHECK(db.approximate_size({"x", ""}) == 0);
+
+  REQUIRE(db.property("leveldb.stats"));
+  CHECK_FALSE(db.property("leveldb.no-such-property"));
+
+  write_batch wb;
+  for (auto c = db.cursor({"k", "l"}, nullptr); c.valid(); c.next()) wb.erase(c.key());
+  db.write(wb, {});
+  db.compact_range({"k", "l"});
+  CHECK(db.approximate_size({"k", "l"}) < full / 10);  // tombstones and data are gone
+  CHECK(scan(db, {}).empty());
+  CHECK(db.approximate_size({}) == 0);
+}
+
+TEST_CASE("leveldb_backend: native access", "[leveldb]") {
+  keyschema::testing::temp_dir dir("leveldb");
+  const auto path = dir.path() / "db";
+  leveldb_backend db(path);
+  CHECK(db.path() == path.string());
+  put(db, "k", "v");
+  std::string v;
+  REQUIRE(db.native().Get(leveldb::ReadOptions(), "k", &v).ok());
+  CHECK(v == "v");
+  const auto snap = db.snapshot();
+  REQUIRE(snap.native() != nullptr);
+  leveldb::ReadOptions ro;
+  ro.snapshot = snap.native();
+  put(db, "k", "w");
+  REQUIRE(db.native().Get(ro, "k", &v).ok());
+  CHECK(v == "v");
+}

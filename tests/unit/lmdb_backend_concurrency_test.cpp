@@ -1,0 +1,188 @@
+// tests/unit/lmdb_backend_concurrency_test.cpp: keyschema::lmdb_backend with threads.
+//
+// One writer commits whole generations while readers take snapshots, cursors and point reads;
+// every reader must see whole batches only, in commit order, also while the map is being resized
+// under them. Copies of one snapshot are read from several threads at once. Catch2 assertions
+// are not thread-safe, so worker threads record problems and the test thread checks them.
+#include <keyschema/lmdb.hpp>
+#include <support/temp_dir.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace ks = keyschema;
+using ks::testing::temp_dir;
+
+namespace {
+
+constexpr int n_keys = 32;
+
+std::string key_of(int i) {
+  char b[16];
+  std::snprintf(b, sizeof b, "gen/%04d", i);
+  return b;
+}
+
+// Value of every generation key: the generation number, padded so that values are not tiny.
+std::string value_of(long gen) { return std::to_string(gen) + "|" + std::string(200, 'p'); }
+
+long gen_of(std::string_view v) { return std::stol(std::string(v.substr(0, v.find('|')))); }
+
+// Problems seen by worker threads, reported by the test thread.
+struct problems {
+  std::mutex mu;
+  std::vector<std::string> list;
+  void add(std::string p) {
+    std::lock_guard lk(mu);
+    if (list.size() < 20) list.push_back(std::move(p));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("lmdb_backend: readers see whole batches while one writer commits and the map grows",
+          "[lmdb][concurrency]") {
+  temp_dir dir("lmdb-conc");
+  ks::lmdb_options opts;
+  opts.map_size = 64 * 1024;  // tiny: the map is resized many times while readers run
+  opts.max_map_size = 256u << 20;
+  ks::lmdb_backend db(dir.path(), opts);
+  const std::size_t initial_map = db.map_size();
+
+  {
+    ks::write_batch w;
+    for (int i = 0; i < n_keys; ++i) w.put(key_of(i), value_of(0));
+    db.write(w, {});
+  }
+
+  constexpr long generations = 300;
+  std::atomic<bool> done{false};
+  std::atomic<long> reads{0};
+  problems bad;
+
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r) {
+    readers.emplace_back([&, r] {
+      long last_seen = 0;
+      try {
+        while (!done.load()) {
+          if (r == 0) {
+            // A snapshot: a cursor over it and point reads in it agree on one generation.
+            auto snap = db.snapshot();
+            long gen = -1;
+            int count = 0;
+            for (auto c = db.cursor({"gen/", "gen0", false}, &snap); c.valid(); c.next(), ++count) {
+              const long g = gen_of(c.value());
+              if (gen == -1) gen = g;
+              if (g != gen) bad.add("cursor mixed generations " + std::to_string(gen) + " and " + std::to_string(g));
+            }
+            if (count != n_keys) bad.add("snapshot cursor saw " + std::to_string(count) + " keys");
+            std::string v;
+            if (!db.get(key_of(n_keys - 1), v, &snap) || gen_of(v) != gen) bad.add("get in a snapshot disagreed");
+            if (gen < last_seen) bad.add("generations went backwards");
+            last_seen = gen;
+          } else if (r == 1) {
+            // A reverse cursor with its private snapshot.
+            long gen = -1;
+            int count = 0;
+            for (auto c = db.cursor({"gen/", "gen0", true}, nullptr); c.valid(); c.next(), ++count) {
+              const long g = gen_of(c.value());
+              if (gen == -1) gen = g;
+              if (g != gen) bad.add("reverse cursor mixed generations");
+            }
+            if (count != n_keys) bad.add("reverse cursor saw " + std::to_string(count) + " keys");
+            if (gen < last_seen) bad.add("generations went backwards (reverse)");
+            last_seen = gen;
+          } else {
+            // Point reads without a snapshot: each one sees a committed generation, in order.
+            std::string v;
+            if (!db.get(key_of(0), v, nullptr)) bad.add("get lost a key");
+            const long g = gen_of(v);
+            if (g < last_seen) bad.add("get went backwards");
+            last_seen = g;
+          }
+          reads.fetch_add(1);
+        }
+      } catch (const std::exception& e) {
+        bad.add(std::string("reader threw: ") + e.what());
+      }
+    });
+  }
+
+  std::string writer_error;
+  try {
+    for (long gen = 1; gen <= generations; ++gen) {
+      ks::write_batch w;
+      for (int i = 0; i < n_keys; ++i) w.put(key_of(i), value_of(gen));
+      // Growing data: a log entry per generation, so the map must keep growing.
+      w.put("log/" + std::to_string(1000000 + gen), std::string(3000, 'l'));
+      db.write(w, ks::write_options{gen % 50 == 0});
+    }
+  } catch (const std::exception& e) {
+    writer_error = e.what();
+  }
+  done.store(true);
+  for (auto& t : readers) t.join();
+
+  CHECK(writer_error.empty());
+  CHECK(bad.list.empty());
+  for (const auto& p : bad.list) UNSCOPED_INFO(p);
+  CHECK(reads.load() > 0);
+  CHECK(db.map_size() > initial_map);  // resizes happened while readers were running
+  std::string v;
+  REQUIRE(db.get(key_of(0), v, nullptr));
+  CHECK(gen_of(v) == generations);
+}
+
+TEST_CASE("lmdb_backend: copies of one snapshot are read from several threads at once",
+          "[lmdb][concurrency]") {
+  temp_dir dir("lmdb-conc-snap");
+  ks::lmdb_backend db(dir.path());
+  {
+    ks::write_batch w;
+    for (int i = 0; i < n_keys; ++i) w.put(key_of(i), value_of(1));
+    db.write(w, {});
+  }
+  const auto snap = db.snapshot();
+  {
+    ks::write_batch w;
+    for (int i = 0; i < n_keys; ++i) w.put(key_of(i), value_of(2));
+    db.write(w, {});
+  }
+
+  problems bad;
+  std::atomic<long> reads{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, copy = snap, t] {
+      try {
+        for (int round = 0; round < 200; ++round) {
+          std::string v;
+          if (!db.get(key_of((round + t) % n_keys), v, &copy) || gen_of(v) != 1) bad.add("get saw a later write");
+          int count = 0;
+          for (auto c = db.cursor({"gen/", "gen0", (round & 1) != 0}, &copy); c.valid(); c.next(), ++count) {
+            if (gen_of(c.value()) != 1) bad.add("cursor saw a later write");
+          }
+          if (count != n_keys) bad.add("cursor saw " + std::to_string(count) + " keys");
+          reads.fetch_add(1);
+        }
+      } catch (const std::exception& e) {
+        bad.add(std::string("thread threw: ") + e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(bad.list.empty());
+  for (const auto& p : bad.list) UNSCOPED_INFO(p);
+  CHECK(reads.load() == 4 * 200);
+  std::string v;
+  REQUIRE(db.get(key_of(0), v, nullptr));
+  CHECK(gen_of(v) == 2);
+}

@@ -1,0 +1,379 @@
+// Unit tests of the typed store on the in-memory backend: key bytes, ordering, scans, bounds,
+// fingerprints, limits, decode errors, batches, transactions, snapshots and range erases.
+#include <keyschema/keyschema.hpp>
+
+#include "../support/broker_schema.hpp"
+#include "../support/ref_backend.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <range/v3/range/conversion.hpp>
+#include <range/v3/view/filter.hpp>
+#include <range/v3/view/transform.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+namespace ks = keyschema;
+using namespace broker_test;
+using mem_store = ks::store<broker, ks::memory_backend>;
+using ref_store = ks::store<broker, keyschema_test::ref_backend<>>;
+
+ks::bytes B(std::string_view s) { return ks::bytes(s); }
+
+template <class View>
+std::vector<std::uint64_t> ids_of(const View& v) {
+  std::vector<std::uint64_t> out;
+  for (const auto& e : v) out.push_back(e.template get<"message_id">());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("keys are the FoundationDB tuple of all segments", "[store][encoding]") {
+  ks::memory_backend inner;
+  ref_store db{keyschema_test::ref_backend<>(inner)};
+  db.put<message_metadata>({"queue-7", 42}, B("meta"));
+  db.put<message_content>({42, 3}, B("chunk"));
+  std::string v;
+  CHECK(inner.get(ks::tuple::pack("DESTINATION", "queue-7", "MESSAGE_METADATA", std::uint64_t{42}), v, nullptr));
+  CHECK(v == "meta");
+  CHECK(inner.get(ks::tuple::pack("MESSAGE", std::uint64_t{42}, std::uint32_t{3}, "MESSAGE_CONTENT"), v, nullptr));
+  CHECK(v == "chunk");
+  // Counters are stored as a packed integer.
+  db.put<message_count>({"queue-7"}, 5);
+  CHECK(inner.get(ks::tuple::pack("MESSAGE_COUNT", "queue-7"), v, nullptr));
+  CHECK(v == ks::tuple::pack(std::int64_t{5}));
+}
+
+TEST_CASE("point operations", "[store]") {
+  mem_store db;
+  CHECK_FALSE(db.get<message_metadata>({"q", 1}).has_value());
+  CHECK_FALSE(db.contains<message_metadata>({"q", 1}));
+  db.put<message_metadata>({"q", 1}, B("a"));
+  REQUIRE(db.get<message_metadata>({"q", 1}).has_value());
+  CHECK(db.get<message_metadata>({"q", 1})->view() == "a");
+  db.put<message_metadata>({"q", 1}, B("b"));
+  CHECK(db.get<message_metadata>({"q", 1})->view() == "b");
+  CHECK(db.contains<message_metadata>({"q", 1}));
+  // Same field values in another keyspace are another key.
+  CHECK_FALSE(db.contains<message_expiration>({"q", 1}));
+  db.erase<message_metadata>({"q", 1});
+  CHECK_FALSE(db.contains<message_metadata>({"q", 1}));
+  db.erase<message_metadata>({"q", 1});  // erasing a missing key is fine
+}
+
+TEST_CASE("ids sort numerically, not as decimal text", "[store][order]") {
+  mem_store db;
+  for (std::uint64_t id : {100u, 9u, 10u, 2u, 1000000u}) db.put<message_metadata>({"q", id}, B("x"));
+  db.put<message_metadata>({"q", UINT64_MAX}, B("x"));
+  CHECK(ids_of(db.scan<message_metadata>("q")) == std::vector<std::uint64_t>{2, 9, 10, 100, 1000000, UINT64_MAX});
+  CHECK(ids_of(db.scan<message_metadata>("q").reverse()) ==
+        std::vector<std::uint64_t>{UINT64_MAX, 1000000, 100, 10, 9, 2});
+}
+
+TEST_CASE("destination names never leak into each other or into literals", "[store][prefix]") {
+  mem_store db;
+  const std::vector<std::string> names = {"q", "q1", "q.1", std::string("q\0x", 3), "MESSAGE_COUNT", "MESSAGE_METADATA",
+                                          "", "q:1", "\x7f"};
+  std::uint64_t id = 0;
+  for (const auto& n : names) {
+    db.put<message_metadata>({n, ++id}, B(n));
+    db.put<message_expiration>({n, id}, 7);
+    db.put<message_count>({n}, static_cast<std::int64_t>(id));
+  }
+  id = 0;
+  for (const auto& n : names) {
+    ++id;
+    auto got = db.scan<message_metadata>(n) | ranges::to<std::vector>();
+    REQUIRE(got.size() == 1);
+    CHECK(std::get<0>(got[0].key) == n);
+    CHECK(got[0].get<"message_id">() == id);
+    CHECK(got[0].value.view() == n);
+    CHECK(*db.get<message_count>({n}) == static_cast<std::int64_t>(id));
+  }
+  // Strings must be UTF-8 (binary names belong in keyschema::bytes fields); nothing is written.
+  CHECK_THROWS_AS(db.put<message_metadata>({"\xff", 1}, B("x")), ks::error);
+  // The whole keyspace has exactly one entry per name: no expiration entries leak in.
+  CHECK(ranges::distance(db.scan<message_metadata>()) == static_cast<std::ptrdiff_t>(names.size()));
+  CHECK(ranges::distance(db.scan<message_expiration>()) == static_cast<std::ptrdiff_t>(names.size()));
+}
+
+TEST_CASE("scans skip keys of another layout under the same leading literal", "[store][prefix]") {
+  using x_int = ks::keyspace<"x_int", std::int64_t, ks::lit<"X">, ks::field<"n", std::int32_t>>;
+  using x_lit = ks::keyspace<"x_lit", std::int64_t, ks::lit<"X">, ks::lit<"COUNT">>;
+  using x_bytes = ks::keyspace<"x_bytes", std::int64_t, ks::lit<"X">, ks::field<"b", ks::bytes>, ks::lit<"T">>;
+  ks::store<ks::schema<x_int, x_lit, x_bytes>, ks::memory_backend> db;
+  db.put<x_lit>({}, 100);
+  db.put<x_bytes>({B("zz")}, 200);
+  for (int n = -3; n <= 3; ++n) db.put<x_int>({n}, n);
+  std::vector<std::int64_t> values;
+  for (const auto& e : db.scan<x_int>()) values.push_back(e.value);
+  CHECK(values == std::vector<std::int64_t>{-3, -2, -1, 0, 1, 2, 3});
+  CHECK(ranges::distance(db.scan<x_lit>()) == 1);
+  CHECK(ranges::distance(db.scan<x_bytes>()) == 1);
+  CHECK(db.erase_prefix<x_int>() == 7);
+  CHECK(db.get<x_lit>({}) == 100);
+  CHECK(db.get<x_bytes>({B("zz")}) == 200);
+}
+
+TEST_CASE("bounded scans match a model in both directions", "[store][scan]") {
+  mem_store db;
+  std::map<std::pair<std::string, std::uint64_t>, std::string> model;
+  std::mt19937_64 rng(20261129);
+  const std::vector<std::string> dests = {"a", "b", "bb", "c"};
+  for (int i = 0; i < 600; ++i) {
+    const std::string d = dests[rng() % dests.size()];
+    const std::uint64_t id = rng() % 64;
+    if (rng() % 5 == 0) {
+      db.erase<message_metadata>({d, id});
+      model.erase({d, id});
+    } else {
+      const std::string v = std::to_string(i);
+      db.put<message_metadata>({d, id}, B(v));
+      model[{d, id}] = v;
+    }
+  }
+  for (int round = 0; round < 300; ++round) {
+    const std::string d = dests[rng() % dests.size()];
+    std::uint64_t lo = rng() % 70, hi = rng() % 70;
+    const int lower_kind = static_cast<int>(rng() % 3);  // none, from, after
+    const int upper_kind = static_cast<int>(rng() % 3);  // none, to, through
+    const bool reverse = rng() % 2;
+    const std::size_t limit = rng() % 4 == 0 ? rng() % 5 : SIZE_MAX;
+
+    auto v = db.scan<message_metadata>(d);
+    if (lower_kind == 1) v = v.from(lo);
+    if (lower_kind == 2) v = v.after(lo);
+    if (upper_kind == 1) v = v.to(hi);
+    if (upper_kind == 2) v = v.through(hi);
+    if (reverse) v = v.reverse();
+    if (limit != SIZE_MAX) v = v.limit(limit);
+
+    std::vector<std::uint64_t> expected;
+    for (const auto& [k, val] : model) {
+      if (k.first != d) continue;
+      if (lower_kind == 1 && k.second < lo) continue;
+      if (lower_kind == 2 && k.second <= lo) continue;
+      if (upper_kind == 1 && k.second >= hi) continue;
+      if (upper_kind == 2 && k.second > hi) continue;
+      expected.push_back(k.second);
+    }
+    if (reverse) std::reverse(expected.begin(), expected.end());
+    if (expected.size() > limit) expected.resize(limit);
+    INFO("dest " << d << " lo " << lo << " hi " << hi << " kinds " << lower_kind << upper_kind << " rev " << reverse
+                 << " limit " << limit);
+    CHECK(ids_of(v) == expected);
+  }
+}
+
+TEST_CASE("descending fields and user types in keys", "[store][codec]") {
+  struct message_id {
+    std::uint64_t value;
+  };
+  using by_time = ks::keyspace<"by_time", std::string, ks::lit<"T">, ks::field<"at", ks::desc<std::int64_t>>,
+                               ks::field<"id", std::uint64_t>>;
+  ks::store<ks::schema<by_time>, ks::memory_backend> db;
+  for (std::int64_t t : {5, -1, 100, 0}) db.put<by_time>({t, 1}, std::to_string(t));
+  std::vector<std::string> order;
+  for (const auto& e : db.scan<by_time>()) order.push_back(e.value);
+  CHECK(order == std::vector<std::string>{"100", "5", "0", "-1"});
+  // Bounds are in key order: from(5) on a descending field starts at 5 and goes down.
+  order.clear();
+  for (const auto& e : db.scan<by_time>().from(ks::desc<std::int64_t>(5))) order.push_back(e.value);
+  CHECK(order == std::vector<std::string>{"5", "0", "-1"});
+}
+
+TEST_CASE("the schema fingerprint is recorded and checked", "[store][fingerprint]") {
+  ks::memory_backend inner;
+  { ref_store db{keyschema_test::ref_backend<>(inner)}; }
+  std::string rec;
+  REQUIRE(inner.get(ks::schema_key, rec, nullptr));
+  CHECK(rec == ks::layout<broker>::record());
+  // Reopening with the same schema works.
+  { ref_store again{keyschema_test::ref_backend<>(inner)}; }
+  // Another schema is refused, naming both layouts.
+  using other = ks::schema<message_metadata>;
+  try {
+    ks::store<other, keyschema_test::ref_backend<>> wrong{keyschema_test::ref_backend<>(inner)};
+    FAIL("opened a database written with another schema");
+  } catch (const ks::schema_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("another schema layout") != std::string::npos);
+    CHECK(what.find("message_content") != std::string::npos);  // the stored layout is shown
+  }
+  // The refused open did not overwrite the record.
+  REQUIRE(inner.get(ks::schema_key, rec, nullptr));
+  CHECK(rec == ks::layout<broker>::record());
+}
+
+TEST_CASE("keys over the backend's limit are refused, naming the keyspace", "[store][limits]") {
+  ks::memory_backend inner;
+  ref_store db{keyschema_test::ref_backend<>(inner, 40)};
+  const std::string long_name(64, 'q');
+  try {
+    db.put<message_metadata>({long_name, 1}, B("x"));
+    FAIL("a key over the limit was accepted");
+  } catch (const ks::limit_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("message_metadata") != std::string::npos);
+    CHECK(what.find("40") != std::string::npos);
+  }
+  CHECK_FALSE(db.contains<message_metadata>({long_name, 1}));
+  // In a batch: the failing put leaves the batch as it was; nothing is written.
+  auto b = db.batch();
+  b.put<message_metadata>({"ok", 1}, B("x"));
+  CHECK_THROWS_AS(b.put<message_metadata>({long_name, 2}, B("x")), ks::limit_error);
+  CHECK(b.size() == 1);
+  b.commit();
+  CHECK(db.contains<message_metadata>({"ok", 1}));
+  CHECK_FALSE(db.contains<message_metadata>({long_name, 2}));
+}
+
+TEST_CASE("stored bytes that do not decode name the keyspace and the key", "[store][errors]") {
+  ks::memory_backend inner;
+  ref_store db{keyschema_test::ref_backend<>(inner)};
+  ks::write_batch raw;
+  raw.put(ks::tuple::pack("MESSAGE_COUNT", "queue-1"), "not a tuple");
+  inner.write(raw, {});
+  try {
+    (void)db.get<message_count>({"queue-1"});
+    FAIL("garbage decoded");
+  } catch (const ks::decode_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("message_count") != std::string::npos);
+    CHECK(what.find("queue-1") != std::string::npos);
+  }
+  CHECK_THROWS_AS(ranges::distance(db.scan<message_count>()), ks::decode_error);
+  // A corrupt key element (a truncated string) inside the keyspace's range is an error too.
+  raw.clear();
+  raw.put(std::string("\x02MESSAGE_COUNT\x00\x02unterminated", 28), ks::tuple::pack(std::int64_t{1}));
+  inner.write(raw, {});
+  try {
+    (void)ranges::distance(db.scan<message_count>().reverse());
+    FAIL("a corrupt key was skipped");
+  } catch (const ks::decode_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("message_count") != std::string::npos);
+    CHECK(what.find("the key does not decode") != std::string::npos);
+  }
+}
+
+TEST_CASE("batches are atomic across keyspaces", "[store][batch]") {
+  mem_store db;
+  auto snap_before = db.snapshot();
+  auto b = db.batch();
+  b.put<message_metadata>({"q", 1}, B("m"));
+  b.put<message_content>({1, 0}, B("c"));
+  b.put<message_count>({"q"}, 1);
+  b.erase<message_metadata>({"q", 99});
+  CHECK(b.size() == 4);
+  CHECK_FALSE(db.contains<message_metadata>({"q", 1}));  // nothing visible before commit
+  b.commit({.sync = true});
+  CHECK(b.empty());
+  CHECK(db.contains<message_metadata>({"q", 1}));
+  CHECK(db.contains<message_content>({1, 0}));
+  CHECK(db.get<message_count>({"q"}) == 1);
+  CHECK_FALSE(snap_before.contains<message_metadata>({"q", 1}));
+}
+
+TEST_CASE("transactions read their own writes and serialize writers", "[store][transaction]") {
+  mem_store db;
+  db.put<message_metadata>({"q", 1}, B("one"));
+  db.put<message_metadata>({"q", 2}, B("two"));
+  {
+    auto tx = db.transaction();
+    tx.put<message_metadata>({"q", 3}, B("three"));
+    tx.erase<message_metadata>({"q", 1});
+    tx.put<message_metadata>({"q", 2}, B("TWO"));
+    CHECK_FALSE(tx.contains<message_metadata>({"q", 1}));
+    CHECK(tx.get<message_metadata>({"q", 2})->view() == "TWO");
+    std::vector<std::string> seen;
+    for (const auto& e : tx.scan<message_metadata>("q")) seen.push_back(std::string(e.value.view()));
+    CHECK(seen == std::vector<std::string>{"TWO", "three"});
+    seen.clear();
+    for (const auto& e : tx.scan<message_metadata>("q").reverse()) seen.push_back(std::string(e.value.view()));
+    CHECK(seen == std::vector<std::string>{"three", "TWO"});
+    // Not visible outside before commit.
+    CHECK(db.contains<message_metadata>({"q", 1}));
+    // A write on the store from the thread holding the transaction would deadlock: refused.
+    CHECK_THROWS_AS(db.put<message_count>({"q"}, 1), ks::error);
+    tx.commit();
+    CHECK_FALSE(tx.is_open());
+    CHECK_THROWS_AS(tx.put<message_count>({"q"}, 1), ks::error);
+  }
+  CHECK_FALSE(db.contains<message_metadata>({"q", 1}));
+  CHECK(db.get<message_metadata>({"q", 3})->view() == "three");
+  db.put<message_count>({"q"}, 1);  // the writer lock was released
+  {
+    auto tx = db.transaction();
+    tx.put<message_count>({"q"}, 100);
+  }  // rolled back
+  CHECK(db.get<message_count>({"q"}) == 1);
+  {
+    auto tx = db.transaction();
+    CHECK(tx.erase_prefix<message_metadata>("q") == 2);
+    CHECK(ranges::distance(tx.scan<message_metadata>("q")) == 0);
+    CHECK(ranges::distance(db.scan<message_metadata>("q")) == 2);
+    tx.commit();
+  }
+  CHECK(ranges::distance(db.scan<message_metadata>("q")) == 0);
+}
+
+TEST_CASE("snapshots see one state while writes go on", "[store][snapshot]") {
+  mem_store db;
+  for (std::uint64_t i = 0; i < 10; ++i) db.put<message_metadata>({"q", i}, B("v1"));
+  auto snap = db.snapshot();
+  for (std::uint64_t i = 0; i < 10; ++i) db.put<message_metadata>({"q", i}, B("v2"));
+  db.erase<message_metadata>({"q", 0});
+  db.put<message_metadata>({"q", 10}, B("v2"));
+  std::size_t n = 0;
+  for (const auto& e : snap.scan<message_metadata>("q")) {
+    CHECK(e.value.view() == "v1");
+    ++n;
+  }
+  CHECK(n == 10);
+  CHECK(snap.get<message_metadata>({"q", 0})->view() == "v1");
+  CHECK(db.get<message_metadata>({"q", 1})->view() == "v2");
+  CHECK(ranges::distance(db.scan<message_metadata>("q")) == 10);
+}
+
+TEST_CASE("erase_range works in bounded batches and honours bounds and limits", "[store][erase]") {
+  mem_store db;
+  const std::uint64_t n = 2 * mem_store::erase_chunk + 500;
+  auto b = db.batch();
+  for (std::uint64_t i = 0; i < n; ++i) b.put<message_metadata>({"q", i}, B("x"));
+  b.put<message_metadata>({"p", 1}, B("x"));
+  b.put<message_metadata>({"r", 1}, B("x"));
+  b.commit();
+  CHECK(db.erase_range(db.scan<message_metadata>("q").from(std::uint64_t{100}).to(std::uint64_t{200})) == 100);
+  CHECK(db.erase_range(db.scan<message_metadata>("q").reverse().limit(10)) == 10);
+  CHECK_FALSE(db.contains<message_metadata>({"q", n - 1}));
+  CHECK(db.contains<message_metadata>({"q", n - 11}));
+  CHECK(db.erase_prefix<message_metadata>("q") == n - 110);
+  CHECK(ranges::distance(db.scan<message_metadata>("q")) == 0);
+  CHECK(db.contains<message_metadata>({"p", 1}));
+  CHECK(db.contains<message_metadata>({"r", 1}));
+}
+
+TEST_CASE("scans compose with range-v3 views", "[store][ranges]") {
+  mem_store db;
+  for (std::uint64_t i = 1; i <= 20; ++i) db.put<message_expiration>({"q", i}, static_cast<std::int64_t>(i * 10));
+  auto expired = db.scan<message_expiration>("q") |
+                 ranges::views::filter([](const auto& e) { return e.value <= 50; }) |
+                 ranges::views::transform([](const auto& e) { return e.template get<"message_id">(); }) |
+                 ranges::to<std::vector>();
+  CHECK(expired == std::vector<std::uint64_t>{1, 2, 3, 4, 5});
+  // Iterating a view twice scans twice and sees new data.
+  auto v = db.scan<message_expiration>("q");
+  CHECK(ranges::distance(v) == 20);
+  db.put<message_expiration>({"q", 21}, 1);
+  CHECK(ranges::distance(v) == 21);
+}

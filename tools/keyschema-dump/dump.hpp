@@ -1,0 +1,326 @@
+// tools/keyschema-dump/dump.hpp: the output of keyschema-dump, one line per stored key.
+//
+// keyschema keys are FoundationDB tuples, so a database can be listed without its schema:
+// format_entry() decodes a key with keyschema::tuple::unpack_dynamic and renders one line, and
+// dump_entries() walks a backend's keys (any class meeting <keyschema/backend.hpp>) in key order
+// and writes one line per key. The formats (docs/keyschema-dump.md has the full description):
+//
+//   text (default)
+//     ("DESTINATION", "queue-1", "MESSAGE_METADATA", 42)  =  x"0a0b0c"
+//     ("DESTINATION", "queue-1", "MESSAGE_COUNT")  =  (17,)
+//     !b"legacy.key\xff"  =  x"31"
+//     # schema 3c2d5e6f7a8b9c0d keyschema-layout/1;message_metadata=raw{...};
+//   JSON lines (--json)
+//     {"key":["DESTINATION","queue-1","MESSAGE_METADATA",42],"value":{"hex":"0a0b0c"},"valid_key":true}
+//     {"key":{"hex":"6c6567..."},"value":{"hex":"31"},"valid_key":false,"error":"unknown type code 0x6c at byte 0"}
+//     {"schema":{"fingerprint":"3c2d5e6f7a8b9c0d","layout":"keyschema-layout/1;..."}}
+//
+// A key is valid when it decodes as a tuple of standard elements (plus keyschema's desc). A key
+// that does not (legacy dotted keys, corrupt bytes, FoundationDB user type codes 0x41..0x4f,
+// which keyschema never writes) is printed as escaped bytes and flagged; it never stops the dump.
+// Values are shown decoded when they are a non-empty valid tuple (values of tuple or scalar
+// value types), as hex otherwise (raw bytes values), or as the mode in dump_options says.
+// The reserved schema record (keyschema::schema_key) is printed as one "# schema" line.
+//
+// Thread-safety: pure functions; dump_entries() reads the backend through one cursor, as the
+// backend contract allows from any thread, and writes to `out`, which the caller must not share.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/utf8.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/fingerprint.hpp>
+#include <keyschema/tuple.hpp>
+
+#include "prefix.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace dump {
+
+// How values are shown.
+enum class value_format {
+  automatic,  // decoded when the value is a non-empty valid tuple, hex otherwise
+  hex,        // always hex
+  none,       // not at all: keys only
+};
+
+struct dump_options {
+  // Tuple-encoded prefix every listed key starts with (see parse_prefix); empty: every key.
+  std::string prefix;
+  // List at most this many keys (the schema record and invalid keys count too); nullopt: all.
+  std::optional<std::uint64_t> limit;
+  // JSON lines instead of text.
+  bool json = false;
+  // Descending key order.
+  bool reverse = false;
+  value_format values = value_format::automatic;
+};
+
+// What dump_entries() listed so far.
+struct dump_stats {
+  std::uint64_t entries = 0;       // lines written, all kinds
+  std::uint64_t invalid_keys = 0;  // keys that are not tuples (flagged lines)
+  std::uint64_t schema_records = 0;
+};
+
+// The result of decoding one key or value as a tuple.
+struct decoded_tuple {
+  std::vector<tuple::element> elements;  // meaningful when valid
+  bool valid = false;
+  std::string error;  // why it is not valid, e.g. "unknown type code 0x6c at byte 0"
+};
+
+// Decodes `raw` as a tuple the way keyschema writes them. Invalid when unpack_dynamic rejects it
+// or when it holds a top-level FoundationDB user type code 0x41..0x4f (whose length only the
+// writing application knows: unpack_dynamic swallows the rest of the input into it, so a legacy
+// text key starting with 'A'..'O' would otherwise pass as a "tuple"). Never throws decode errors.
+// Errors: std::bad_alloc only.
+inline decoded_tuple decode_tuple(std::string_view raw) {
+  decoded_tuple d;
+  // Fast path for text-like bytes, without the cost of an exception per line: no tuple element
+  // starts with a byte above 0x40 that keyschema accepts (0x41..0x4f are user type codes, the
+  // FoundationDB tuple layer assigns nothing above them).
+  if (!raw.empty() && static_cast<unsigned char>(raw.front()) > 0x40) {
+    const auto c = static_cast<std::uint8_t>(raw.front());
+    d.error = (c <= 0x4f ? "user type code " + keyschema::detail::hex_byte(c) +
+                               " (not written by keyschema; its length is application-defined)"
+                         : "unknown type code " + keyschema::detail::hex_byte(c)) +
+              " at byte 0";
+    return d;
+  }
+  try {
+    d.elements = tuple::unpack_dynamic(raw);
+  } catch (const decode_error& e) {
+    d.error = e.what();
+    d.elements.clear();
+    return d;
+  }
+  std::size_t offset = raw.size();
+  if (!d.elements.empty() && d.elements.back().type == tuple::element::kind::user_type) {
+    // Only the last top-level element can be one: it takes the rest of the input.
+    offset -= d.elements.back().data.size() + 1;
+    d.error = "user type code " + keyschema::detail::hex_byte(d.elements.back().code) +
+              " (not written by keyschema; its length is application-defined) at byte " + std::to_string(offset);
+    d.elements.clear();
+    return d;
+  }
+  d.valid = true;
+  return d;
+}
+
+namespace detail {
+
+inline void append_hex(std::string& out, std::string_view raw) {
+  constexpr char digits[] = "0123456789abcdef";
+  for (const char ch : raw) {
+    const auto b = static_cast<unsigned char>(ch);
+    out += digits[b >> 4];
+    out += digits[b & 0xf];
+  }
+}
+
+// A JSON string literal of s. Control characters are escaped; bytes that are not valid UTF-8
+// become U+FFFD, so the output is always valid JSON.
+inline void append_json_string(std::string& out, std::string_view s) {
+  constexpr char digits[] = "0123456789abcdef";
+  out += '"';
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b >= 0x80) {
+      const std::size_t n = keyschema::detail::utf8_sequence_length(
+          reinterpret_cast<const unsigned char*>(s.data()) + i, s.size() - i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    ++i;
+    switch (b) {
+      case '"': out += "\\\""; continue;
+      case '\\': out += "\\\\"; continue;
+      case '\n': out += "\\n"; continue;
+      case '\r': out += "\\r"; continue;
+      case '\t': out += "\\t"; continue;
+      default: break;
+    }
+    if (b < 0x20) {
+      out += "\\u00";
+      out += digits[b >> 4];
+      out += digits[b & 0xf];
+    } else {
+      out += static_cast<char>(b);
+    }
+  }
+  out += '"';
+}
+
+// Text of the schema layout for a text line: backslash and control characters escaped.
+// REQUIRES: s is valid UTF-8.
+inline void append_layout_text(std::string& out, std::string_view s) {
+  constexpr char digits[] = "0123456789abcdef";
+  for (const char ch : s) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (ch == '\\') {
+      out += "\\\\";
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (b < 0x20 || b == 0x7f) {
+      out += "\\x";
+      out += digits[b >> 4];
+      out += digits[b & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+}
+
+inline bool is_lower_hex(std::string_view s) noexcept {
+  for (const char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+// The schema record "<16 hex digits>\n<layout>", or a malformed-record line.
+inline void append_schema(std::string& out, std::string_view value, bool json) {
+  const bool well_formed = value.size() >= 17 && is_lower_hex(value.substr(0, 16)) && value[16] == '\n' &&
+                           keyschema::detail::utf8_valid(value.substr(17));
+  if (json) {
+    out += "{\"schema\":{";
+    if (well_formed) {
+      out += "\"fingerprint\":\"";
+      out.append(value.substr(0, 16));
+      out += "\",\"layout\":";
+      append_json_string(out, value.substr(17));
+    } else {
+      out += "\"hex\":\"";
+      append_hex(out, value);
+      out += '"';
+    }
+    out += "}}";
+    return;
+  }
+  out += "# schema ";
+  if (well_formed) {
+    out.append(value.substr(0, 16));
+    out += ' ';
+    append_layout_text(out, value.substr(17));
+  } else {
+    out += "(malformed record) x\"";
+    append_hex(out, value);
+    out += '"';
+  }
+}
+
+inline void append_value(std::string& out, std::string_view value, value_format mode, bool json) {
+  if (mode == value_format::automatic && !value.empty()) {
+    const decoded_tuple d = decode_tuple(value);
+    if (d.valid) {
+      out += json ? tuple::to_json(d.elements) : tuple::to_string(d.elements);
+      return;
+    }
+  }
+  out += json ? "{\"hex\":\"" : "x\"";
+  append_hex(out, value);
+  out += json ? "\"}" : "\"";
+}
+
+}  // namespace detail
+
+// Appends the line for one stored entry to `out`, without a newline. Keys equal to
+// keyschema::schema_key give the schema line; keys that are not tuples give a flagged line.
+// `invalid`, when not null, is set to whether the key was flagged.
+// Errors: std::bad_alloc only: bytes that do not decode are rendered, never thrown.
+inline void append_entry(std::string& out, std::string_view key, std::string_view value, const dump_options& opts,
+                         bool* invalid = nullptr) {
+  if (invalid != nullptr) *invalid = false;
+  if (key == schema_key) {
+    detail::append_schema(out, value, opts.json);
+    return;
+  }
+  const decoded_tuple k = decode_tuple(key);
+  if (invalid != nullptr) *invalid = !k.valid;
+  if (opts.json) {
+    out += "{\"key\":";
+    if (k.valid) {
+      out += tuple::to_json(k.elements);
+    } else {
+      out += "{\"hex\":\"";
+      detail::append_hex(out, key);
+      out += "\"}";
+    }
+    if (opts.values != value_format::none) {
+      out += ",\"value\":";
+      detail::append_value(out, value, opts.values, true);
+    }
+    out += k.valid ? ",\"valid_key\":true" : ",\"valid_key\":false,\"error\":";
+    if (!k.valid) detail::append_json_string(out, k.error);
+    out += '}';
+    return;
+  }
+  if (k.valid) {
+    out += tuple::to_string(k.elements);
+  } else {
+    tuple::element raw;
+    raw.type = tuple::element::kind::bytes;
+    raw.data.assign(key);
+    out += '!';
+    out += tuple::to_string(raw);
+  }
+  if (opts.values != value_format::none) {
+    out += "  =  ";
+    detail::append_value(out, value, opts.values, false);
+  }
+}
+
+// The line for one stored entry, as append_entry.
+inline std::string format_entry(std::string_view key, std::string_view value, const dump_options& opts) {
+  std::string line;
+  append_entry(line, key, value, opts);
+  return line;
+}
+
+// Writes one line (ending in '\n') per key of `db` that starts with opts.prefix, in ascending
+// key order (descending with opts.reverse), at most opts.limit of them. All keys are read from
+// one cursor, so they come from one consistent state of the database. Adds what was written to
+// `stats`, also when an error interrupts the walk.
+// Errors: whatever the backend's cursor throws while reading (backend_error); the lines before
+// the error have been written. Write errors of `out` are left in its state for the caller.
+// REQUIRES: db is open for the whole call.
+template <backend Backend>
+void dump_entries(const Backend& db, const dump_options& opts, std::ostream& out, dump_stats& stats) {
+  if (opts.limit && *opts.limit == 0) return;
+  const std::string upper = prefix_upper_bound(opts.prefix);
+  auto cursor = db.cursor(key_range{opts.prefix, upper, opts.reverse}, nullptr);
+  std::string line;
+  std::uint64_t written = 0;
+  for (; cursor.valid(); cursor.next()) {
+    const std::string_view key = cursor.key();
+    line.clear();
+    bool invalid = false;
+    append_entry(line, key, cursor.value(), opts, &invalid);
+    line += '\n';
+    out.write(line.data(), static_cast<std::streamsize>(line.size()));
+    ++written;
+    ++stats.entries;
+    if (invalid) ++stats.invalid_keys;
+    if (key == schema_key) ++stats.schema_records;
+    if (opts.limit && written >= *opts.limit) break;
+  }
+}
+
+}  // namespace dump
+KEYSCHEMA_END_NAMESPACE
