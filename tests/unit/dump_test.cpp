@@ -11,6 +11,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -399,6 +401,36 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
     CHECK(j == R"({"schema":{"hex":"6e6f6e73656e7365"}})");
     CHECK(kd::format_entry(ks::schema_key, "0123456789abcdef\nlay\tout\\", text) ==
           R"(# schema 0123456789abcdef lay\x09out\\)");
+  }
+  SECTION("a user type code after valid elements is flagged, with its offset") {
+    const std::string k = ks::tuple::pack(1) + "Hello";
+    CHECK(kd::format_entry(k, "", text) == R"(!b"\x15\x01Hello"  =  x"")");
+    const kd::decoded_tuple d = kd::decode_tuple(k);
+    CHECK_FALSE(d.valid);
+    CHECK(d.error.find("user type code 0x48") != std::string::npos);
+    CHECK(d.error.find("at byte 2") != std::string::npos);
+  }
+  SECTION("corrupted valid keys: flagged or decoded, valid JSON, no exception") {
+    const std::string good = ks::tuple::pack("DESTINATION", ks::bytes(std::string("\x00\xff", 2)), -300, 2.5f,
+                                             std::tuple<std::string, std::optional<int>>("in", std::nullopt),
+                                             ks::desc<std::string>("z"), UINT64_MAX);
+    REQUIRE(kd::decode_tuple(good).valid);
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<std::size_t> pos(0, good.size() - 1);
+    std::uniform_int_distribution<int> byte(0, 255), edits(1, 3);
+    int flagged = 0;
+    for (int i = 0; i < 3000; ++i) {
+      std::string k = good;
+      for (int e = edits(rng); e > 0; --e) k[pos(rng)] = static_cast<char>(byte(rng));
+      k.resize(std::min(k.size(), pos(rng) + 8));
+      bool invalid = false;
+      std::string line;
+      REQUIRE_NOTHROW(kd::append_entry(line, k, k, json, &invalid));
+      INFO(line);
+      REQUIRE(valid_json(line));
+      flagged += invalid ? 1 : 0;
+    }
+    CHECK(flagged > 100);
   }
   SECTION("other keys starting with 0xff are flagged") {
     const std::string k = "\xff" "other";
