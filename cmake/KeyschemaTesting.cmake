@@ -53,11 +53,6 @@ target_link_libraries(keyschema_test_main PUBLIC keyschema_test_support)
 keyschema_warnings(keyschema_test_main)
 # Not instrumented: it is Catch2's runner, not keyschema code, and instrumenting it costs about a
 # minute of compile time per sanitizer build. Sanitized test code links with it normally.
-# Catch2's runner instantiates std::regex, where GCC 12 reports a false -Wmaybe-uninitialized
-# inside libstdc++ once sanitizers and -O1 inlining meet (GCC PR 105937 family). Third-party code.
-if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  target_compile_options(keyschema_test_main PRIVATE -Wno-maybe-uninitialized)
-endif()
 
 keyschema_sanitizer_environment(_keyschema_sanitizer_env)
 set(KEYSCHEMA_TEST_ENVIRONMENT "${_keyschema_sanitizer_env}" CACHE INTERNAL "")

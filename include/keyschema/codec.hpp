@@ -24,10 +24,12 @@
 //          static constexpr std::string_view name = "point";      // identity for schema fingerprints
 //          static constexpr keyschema::type_code_set type_codes = keyschema::type_code_set::of(0x05);  // optional
 //        };
-//      A full codec must write a self-delimiting (prefix-free) element whose byte order is the
-//      intended order of T, and must not start an element with 0x00 unless it is a lone null
-//      (nested tuples escape a leading 0x00 as 0x00 0xff). Delegating to codec_traits of
-//      standard types (e.g. encode a std::tuple) satisfies both.
+//      A full codec must write one self-delimiting element whose byte order is the intended
+//      order of T. An encoding may be a proper prefix of another only when the longer one goes
+//      on with 0xff (as FDB strings and nested tuples do: "a" = 02 61 00, "a\0" = 02 61 00 ff 00);
+//      desc<T> and nested tuples rely on it. An element must not start with 0x00 unless it is a
+//      lone null (nested tuples escape it as 0x00 0xff). Delegating to codec_traits of standard
+//      types (e.g. encoding a std::tuple) satisfies all of this.
 //
 // codec_traits<T> is the uniform way to use any codec. key_encodable<T> holds when T can be
 // encoded and decoded; key_writable<T> when it can at least be encoded.

@@ -3,7 +3,12 @@
 // plus a few raw keys that are not tuples.
 #include <cli.hpp>  // tools/keyschema-dump (keyschema::dump_support)
 
-#include <keyschema/keyschema.hpp>
+#include <keyschema/fingerprint.hpp>
+#include <keyschema/schema.hpp>
+#include <keyschema/store.hpp>
+#include <keyschema/tuple.hpp>
+#include <keyschema/types.hpp>
+#include <keyschema/write_batch.hpp>
 #include <keyschema/leveldb.hpp>
 #include <keyschema/lmdb.hpp>
 
@@ -323,6 +328,12 @@ void check_program(const std::string& path, const std::string& backend) {
   CHECK(json.status == 0);
   CHECK(json.out.rfind("{\"schema\":{\"fingerprint\":", 0) == 0);
   CHECK(valid_json(json.out.substr(0, json.out.size() - 1)));
+
+  std::ostringstream broken, broken_err;
+  broken.setstate(std::ios::badbit);
+  const std::vector<std::string_view> args{path};
+  CHECK(kd::run(args, broken, broken_err) == 2);
+  CHECK(broken_err.str().find("writing the listing failed") != std::string::npos);
 
   const std::string other = backend == "leveldb" ? "lmdb" : "leveldb";
   const run_result wrong = run_tool({"--backend", other, path});

@@ -298,7 +298,8 @@ inline std::string format_entry(std::string_view key, std::string_view value, co
 // one cursor, so they come from one consistent state of the database. Adds what was written to
 // `stats`, also when an error interrupts the walk.
 // Errors: whatever the backend's cursor throws while reading (backend_error); the lines before
-// the error have been written. Write errors of `out` are left in its state for the caller.
+// the error have been written. A write error of `out` ends the walk and is left in its state for
+// the caller to report.
 // REQUIRES: db is open for the whole call.
 template <backend Backend>
 void dump_entries(const Backend& db, const dump_options& opts, std::ostream& out, dump_stats& stats) {
@@ -314,6 +315,7 @@ void dump_entries(const Backend& db, const dump_options& opts, std::ostream& out
     append_entry(line, key, cursor.value(), opts, &invalid);
     line += '\n';
     out.write(line.data(), static_cast<std::streamsize>(line.size()));
+    if (!out) return;  // the output is gone (a closed pipe, a full disk): reading on is pointless
     ++written;
     ++stats.entries;
     if (invalid) ++stats.invalid_keys;

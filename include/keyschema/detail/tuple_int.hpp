@@ -197,11 +197,9 @@ inline integer_value read_integer_element(tuple::reader& in) {
   in.fail_unexpected("integer");
 }
 
-// Consumes one integer element and converts it to T.
-// Throws decode_error: not an integer, truncated, or "integer overflow: value does not fit
-// <type> at byte N" (N = offset of the element's type code).
+// The general path of read_integer: every integer form, every overflow check.
 template <tuple_integer T>
-inline T read_integer(tuple::reader& in) {
+T read_integer_general(tuple::reader& in) {
   const std::size_t start = in.offset();
   const integer_value v = read_integer_element(in);
   using U = std::make_unsigned_t<T>;
@@ -216,6 +214,26 @@ inline T read_integer(tuple::reader& in) {
     }
   }
   fail_integer_overflow<T>(in, start);
+}
+
+// Consumes one integer element and converts it to T.
+// Throws decode_error: not an integer, truncated, or "integer overflow: value does not fit
+// <type> at byte N" (N = offset of the element's type code).
+template <tuple_integer T>
+inline T read_integer(tuple::reader& in) {
+  // Fast path: a non-negative value in at most sizeof(T) bytes (the common case for ids).
+  const std::string_view r = in.remaining();
+  if (!r.empty()) {
+    const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
+    if (n <= sizeof(T) && r.size() > n) {
+      const std::uint64_t v = load_big_endian(r.data() + 1, n, r.size() - 1);
+      if (v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+        in.advance(1 + n);
+        return static_cast<T>(v);
+      }
+    }
+  }
+  return read_integer_general<T>(in);
 }
 
 }  // namespace detail

@@ -63,6 +63,10 @@ class reader {
     pos_ += n;
   }
 
+  // Consumes n bytes without checking. For codecs that have just checked remaining().size().
+  // REQUIRES: n <= remaining().size().
+  void advance(std::size_t n) noexcept { pos_ += n; }
+
   // Skips one element of any standard type (and desc elements), without decoding it.
   // Throws decode_error on malformed input, on user type codes 0x41..0x4f (their length is
   // application-defined) and at the end of a nested tuple.

@@ -30,9 +30,9 @@
 // that only while no transaction of this process is active, so a resize waits (at most
 // lmdb_options::resize_wait) for every snapshot and cursor to end, and holds new ones back
 // meanwhile. A snapshot kept open across a write() that needs a larger map therefore makes that
-// write fail with limit_error after the wait. When the last commit left the map more than three
-// quarters used, the next write() grows it first if nothing is open at that moment, which makes
-// that case rare. MDB_MAP_RESIZED
+// write fail with limit_error after the wait. To make that rare, a commit that leaves the map more
+// than three quarters used schedules an early growth, done without waiting as soon as no
+// transaction is open (when the last snapshot/cursor ends, or before the next write). MDB_MAP_RESIZED
 // (another process grew the map) is handled the same way, transparently.
 //
 // Thread-safety: as the backend contract requires. get, snapshot and cursor may run concurrently
@@ -343,7 +343,7 @@ class lmdb_backend {
     }
     // The previous commit left the map more than 3/4 used: grow it now if nothing is open, so
     // that this commit records the new size and a later one rarely waits for snapshots.
-    if (s_->nearly_full) s_->try_grow_early();
+    if (s_->grow_pending.load(std::memory_order_relaxed)) s_->try_grow_early();
     durable_commit durable(s_->env, opts.sync);
     for (int resized = 0;;) {
       const int rc = commit_once(batch);
@@ -424,7 +424,8 @@ class lmdb_backend {
     std::vector<MDB_txn*> pool;  // reset read transactions, capacity reserved at open
     std::size_t pool_cap = 0;
     std::mutex write_mu;
-    bool nearly_full = false;  // guarded by write_mu: the last commit used more than 3/4 of the map
+    // The last commit left the map more than 3/4 used: grow it as soon as nothing is open.
+    std::atomic<bool> grow_pending{false};
 
     // Enters the gate or throws: limit_error on timeout, backend_error once the map is lost.
     void enter_gate() {
@@ -492,7 +493,9 @@ class lmdb_backend {
       }
     }
 
-    // Ends a transaction from acquire_read(); keeps it for reuse when the pool has room.
+    // Ends a transaction from acquire_read(); keeps it for reuse when the pool has room. When
+    // this was the last open transaction and the map is nearly full, grows it now: a writer that
+    // holds a snapshot across its own commit (a read-modify-write transaction) could not.
     void release_read(MDB_txn* t) noexcept {
       ::mdb_txn_reset(t);
       gate.leave();
@@ -500,10 +503,17 @@ class lmdb_backend {
         std::lock_guard lk(pool_mu);
         if (pool.size() < pool_cap) {
           pool.push_back(t);  // never allocates: capacity reserved at open
-          return;
+          t = nullptr;
         }
       }
-      ::mdb_txn_abort(t);
+      if (t != nullptr) ::mdb_txn_abort(t);
+      if (grow_pending.load(std::memory_order_relaxed)) {
+        try {
+          try_grow_early();
+        } catch (...) {
+          // A failed remap poisoned the gate: the next operation reports it.
+        }
+      }
     }
 
     // Frees the reader slots of the idle pooled transactions.
@@ -574,15 +584,15 @@ class lmdb_backend {
     }
 
     // Grows the map if it is more than 3/4 used and nothing is open right now; never waits.
-    // Called by the writer before a commit. REQUIRES: write_mu held.
+    // Errors: backend_error when the remap fails (the gate is poisoned).
     void try_grow_early() {
       gate.try_exclusive([&] {
+        grow_pending.store(false, std::memory_order_relaxed);
         MDB_envinfo info;
         ::mdb_env_info(env, &info);
         if (used_beyond_three_quarters(info) && info.me_mapsize < ceiling) {
           resize_locked(next_size(info.me_mapsize, ceiling));
         }
-        nearly_full = false;
       });
     }
 
@@ -652,7 +662,7 @@ class lmdb_backend {
 
   // One attempt at committing batch. Returns MDB_SUCCESS, or MDB_MAP_FULL / MDB_MAP_RESIZED
   // (nothing applied; the caller resizes and retries). Throws for every other failure.
-  // Records in s_->nearly_full whether the committed state uses more than 3/4 of the map.
+  // Sets s_->grow_pending when the committed state uses more than 3/4 of the map.
   int commit_once(const write_batch& batch) {
     env_state& s = *s_;
     s.enter_gate();
@@ -685,7 +695,7 @@ class lmdb_backend {
     // Still registered with the gate: the map cannot move under mdb_env_info.
     MDB_envinfo info;
     ::mdb_env_info(s.env, &info);
-    s.nearly_full = s.used_beyond_three_quarters(info);
+    if (s.used_beyond_three_quarters(info)) s.grow_pending.store(true, std::memory_order_relaxed);
     return MDB_SUCCESS;
   }
 
