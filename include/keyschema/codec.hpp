@@ -41,6 +41,7 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/tuple_reader.hpp>
 #include <keyschema/error.hpp>
+#include <keyschema/fixed_string.hpp>
 #include <keyschema/types.hpp>
 
 #include <array>
@@ -185,16 +186,6 @@ struct codec_traits {
 };
 
 namespace detail {
-
-// A string literal usable as a template argument.
-template <std::size_t N>
-struct fixed_string {
-  char chars[N] = {};
-  constexpr fixed_string(const char (&s)[N]) {  // NOLINT(google-explicit-constructor)
-    for (std::size_t i = 0; i < N; ++i) chars[i] = s[i];
-  }
-  constexpr std::string_view view() const { return std::string_view(chars, N - 1); }
-};
 
 // "<Prefix><name(T1)>,<name(T2)>...>" as a static constexpr string, e.g. "tuple<i64,string>".
 template <fixed_string Prefix, class... Ts>

@@ -254,7 +254,16 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       else
         b.erase(k);
     }
-    store_->backend().write(b, opts);
+    // Release the snapshot first: some engines cannot grow their files while a reader is open
+    // (LMDB's map). The writer lock is held throughout, so a snapshot taken again after a failed
+    // write sees the same state.
+    snap_.reset();
+    try {
+      store_->backend().write(b, opts);
+    } catch (...) {
+      snap_.emplace(store_->backend().snapshot());
+      throw;
+    }
     pending_.clear();
     release();
   }
@@ -274,11 +283,11 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       value.assign(*it->second);
       return true;
     }
-    return store_->backend().get(key, value, &snap_);
+    return store_->backend().get(key, value, &*snap_);
   }
   detail::overlay_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
     require_open();
-    return detail::overlay_cursor<typename Backend::cursor_type>(store_->backend().cursor(r, &snap_), pending_, r);
+    return detail::overlay_cursor<typename Backend::cursor_type>(store_->backend().cursor(r, &*snap_), pending_, r);
   }
   template <class KW, class VW>
   void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
@@ -304,6 +313,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     if (!is_open()) throw error("keyschema::transaction: the transaction is already committed or rolled back");
   }
   void release() noexcept {
+    snap_.reset();
     if (lock_.owns_lock()) {
       store_->writer_ = std::thread::id();
       lock_.unlock();
@@ -312,7 +322,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
   store<Schema, Backend>* store_;
   std::unique_lock<std::mutex> lock_;
-  typename Backend::snapshot_type snap_;
+  std::optional<typename Backend::snapshot_type> snap_;  // engaged while the transaction is open
   detail::pending_map pending_;
   std::string key_buf_;
 };

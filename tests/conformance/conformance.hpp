@@ -465,6 +465,21 @@ TEST_CASE("scans never leak into a neighbouring keyspace or destination", "[conf
   CHECK(count(db.scan<message_metadata>("q1")) == 3);
   CHECK(count(db.scan<message_metadata>(std::string("q\0x", 3))) == 3);
   CHECK(count(db.scan<message_metadata>()) == 3 * (dests.size() - 1));
+  // Erasing a whole keyspace skips the keys of the keyspace interleaved with it in key order.
+  CHECK(db.erase_prefix<message_metadata>() == 3 * (dests.size() - 1));
+  CHECK(count(db.scan<message_metadata>()) == 0);
+  CHECK(count(db.scan<message_expiration>()) == 3 * dests.size());
+  CHECK(db.erase_prefix<message_content>() == 4);
+  CHECK(count(db.scan<message_destination>()) == 3);
+  {
+    auto tx = db.transaction();
+    CHECK(tx.erase_prefix<message_expiration>() == 3 * dests.size());
+    CHECK(count(tx.scan<message_count>()) == dests.size());
+    tx.commit();
+  }
+  CHECK(count(db.scan<message_expiration>()) == 0);
+  CHECK(count(db.scan<recent>()) == dests.size());
+  CHECK(count(db.scan<message_count>()) == dests.size());
 }
 
 // ---------------------------------------------------------------------------------------------

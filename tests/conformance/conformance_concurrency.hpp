@@ -85,7 +85,7 @@ TEST_CASE("a counter incremented in transactions by several threads loses no upd
   test_fixture fx;
   auto& db = fx.db();
   constexpr int threads = 4;
-  constexpr int increments = 150;
+  constexpr int increments = 500;
   failure_log failures;
   std::vector<std::vector<std::int64_t>> written(threads);
   std::atomic<int> finished{0};
@@ -145,7 +145,7 @@ TEST_CASE("readers see consistent snapshots while a writer commits", "[conforman
   constexpr int accounts = 16;
   constexpr std::int64_t initial = 1000;
   constexpr std::int64_t total = accounts * initial;
-  constexpr int rounds = 240;
+  constexpr int rounds = 2000;
   constexpr int readers = 3;
 
   // Invariants every consistent state keeps:
@@ -273,7 +273,7 @@ TEST_CASE("writers from many threads are serialized; none is lost", "[conformanc
   test_fixture fx;
   auto& db = fx.db();
   constexpr int threads = 4;
-  constexpr std::uint64_t per_thread = 200;
+  constexpr std::uint64_t per_thread = 600;
   failure_log failures;
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {

@@ -323,3 +323,54 @@ TEST_CASE("unpack rejects too few elements", "[tuple][roundtrip]") {
   CHECK_THROWS_AS((tuple::unpack<std::int64_t>("")), decode_error);
   CHECK(tuple::unpack<>("") == std::tuple<>());
 }
+
+TEST_CASE("strings of every short length with a special byte at every position", "[tuple][roundtrip]") {
+  // Exercises the word-at-a-time scanners at every alignment: a NUL (escaped), a 2-byte
+  // character (validated), an invalid byte (rejected with its offset).
+  for (std::size_t len = 1; len <= 40; ++len) {
+    for (std::size_t pos = 0; pos < len; ++pos) {
+      INFO("length " << len << " position " << pos);
+      std::string with_nul(len, 'a');
+      with_nul[pos] = '\0';
+      std::string escaped = B({0x02});
+      for (char c : with_nul) {
+        escaped += c;
+        if (c == '\0') escaped += '\xff';
+      }
+      escaped += '\0';
+      CHECK(hex(tuple::pack(with_nul)) == hex(escaped));
+      CHECK(std::get<0>(tuple::unpack<std::string>(escaped)) == with_nul);
+      CHECK(std::get<0>(tuple::unpack<std::string, std::int64_t>(escaped + tuple::pack(1))) == with_nul);
+
+      std::string accented(len, 'a');
+      accented.replace(pos, 1, "\xc3\xa9");
+      CHECK(tuple::pack(accented) == B({0x02}) + accented + B({0x00}));
+      CHECK(std::get<0>(tuple::unpack<std::string>(tuple::pack(accented))) == accented);
+
+      std::string invalid(len, 'a');
+      invalid[pos] = '\x80';
+      CHECK_THROWS_AS(tuple::pack(invalid), keyschema::error);
+      const std::string raw = B({0x02}) + invalid + B({0x00});
+      CHECK_THROWS_WITH(tuple::unpack<std::string>(raw), "invalid UTF-8 in string at byte " + std::to_string(pos + 1));
+      CHECK(std::get<0>(tuple::unpack<bytes>(tuple::pack(bytes(invalid)))).str() == invalid);
+    }
+  }
+}
+
+TEST_CASE("integers of every byte length at the end of the input and before more bytes", "[tuple][roundtrip]") {
+  for (unsigned n = 0; n <= 8; ++n) {
+    std::uint64_t v = n == 0 ? 0 : 0x8f;  // top byte 0x8f, then 01 02 ...: exactly n bytes
+    for (unsigned k = 1; k < n; ++k) v = (v << 8) | k;
+    INFO("bytes " << n << " value " << v);
+    const std::string k = tuple::pack(v);
+    CHECK(k.size() == n + 1);
+    CHECK(std::get<0>(tuple::unpack<std::uint64_t>(k)) == v);
+    CHECK(std::get<1>(tuple::unpack<std::string, std::uint64_t>(tuple::pack("", v))) == v);
+    CHECK(std::get<0>(tuple::unpack<std::uint64_t, std::string>(tuple::pack(v, std::string(20, 'z')))) == v);
+    if (n <= 7) {
+      const auto neg = -static_cast<std::int64_t>(v);
+      CHECK(std::get<0>(tuple::unpack<std::int64_t>(tuple::pack(neg))) == neg);
+      CHECK(std::get<0>(tuple::unpack<std::int64_t, bool>(tuple::pack(neg, true))) == neg);
+    }
+  }
+}

@@ -64,14 +64,21 @@ constexpr unsigned byte_length(std::uint64_t v) noexcept {
   return static_cast<unsigned>(71 - std::countl_zero(v)) / 8;  // countl_zero(0) == 64 -> 0
 }
 
+// Appends the type code and the low n bytes of `bits`, big-endian. (The code goes out on its
+// own so that the copy of the value bytes reads only from the one 8-byte store that wrote them:
+// a load spanning two stores would defeat store-to-load forwarding.)
+inline void append_int_bytes(std::string& out, std::uint8_t type_code, std::uint64_t bits, unsigned n) {
+  char buf[8];
+  const std::uint64_t be = to_big_endian(bits);
+  std::memcpy(buf, &be, 8);
+  out.push_back(static_cast<char>(type_code));
+  out.append(buf + 8 - n, n);
+}
+
 // Appends the element for a non-negative value.
 inline void append_uint_element(std::string& out, std::uint64_t v) {
   const unsigned n = byte_length(v);
-  char buf[9];
-  const std::uint64_t be = to_big_endian(v);
-  std::memcpy(buf + 1, &be, 8);
-  buf[8 - n] = static_cast<char>(code::int_zero + n);
-  out.append(buf + 8 - n, n + 1);
+  append_int_bytes(out, static_cast<std::uint8_t>(code::int_zero + n), v, n);
 }
 
 // Appends the element for any int64 value.
@@ -82,11 +89,8 @@ inline void append_int_element(std::string& out, std::int64_t v) {
   }
   const std::uint64_t magnitude = std::uint64_t{0} - static_cast<std::uint64_t>(v);
   const unsigned n = byte_length(magnitude);
-  char buf[9];
-  const std::uint64_t be = to_big_endian(~magnitude);  // the low n bytes are the one's complement
-  std::memcpy(buf + 1, &be, 8);
-  buf[8 - n] = static_cast<char>(code::int_zero - n);
-  out.append(buf + 8 - n, n + 1);
+  // The low n bytes of ~magnitude are the one's complement of |v| in n bytes.
+  append_int_bytes(out, static_cast<std::uint8_t>(code::int_zero - n), ~magnitude, n);
 }
 
 template <tuple_integer T>
@@ -104,6 +108,14 @@ inline std::uint64_t load_big_endian(const char* p, std::size_t n, std::size_t a
     std::uint64_t w;
     std::memcpy(&w, p, 8);
     return to_big_endian(w) >> (64 - 8 * n);
+  }
+  // Near the end of the input (the last element of a key): at most two loads, never past p + n.
+  if (n >= 4) {  // two overlapping 4-byte loads
+    std::uint32_t hi, lo;
+    std::memcpy(&hi, p, 4);
+    std::memcpy(&lo, p + n - 4, 4);
+    const unsigned shift = 8 * static_cast<unsigned>(n - 4);  // 0..24 here (n < 8)
+    return (std::uint64_t{to_big_endian32(hi)} << shift) | (to_big_endian32(lo) & ((std::uint64_t{1} << shift) - 1));
   }
   std::uint64_t v = 0;
   for (std::size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<std::uint8_t>(p[i]);

@@ -45,16 +45,11 @@ inline void append_clean_text(std::string& out, const char* s, std::size_t n) {
   out.push_back('\0');
 }
 
-// Appends a UTF-8 string element (0x02, escaped payload, 0x00) to out.
-// Throws keyschema::error if s is not valid UTF-8; out is then restored to its previous size.
-inline void append_text_element(std::string& out, std::string_view s) {
+// The general path of append_text_element: NULs to escape and/or non-ASCII text to validate,
+// starting with the byte at i.
+[[gnu::noinline]] inline void append_text_element_general(std::string& out, std::string_view s, std::size_t i) {
   const char* p = s.data();
   const std::size_t n = s.size();
-  std::size_t i = find_nul_or_non_ascii(p, 0, n);
-  if (i == n) {  // the common case: plain ASCII without NUL
-    append_clean_text(out, p, n);
-    return;
-  }
   const std::size_t restore = out.size();
   out.push_back(static_cast<char>(code::string));
   std::size_t flushed = 0;
@@ -76,6 +71,16 @@ inline void append_text_element(std::string& out, std::string_view s) {
   }
   out.append(p + flushed, n - flushed);
   out.push_back('\0');
+}
+
+// Appends a UTF-8 string element (0x02, escaped payload, 0x00) to out.
+// Throws keyschema::error if s is not valid UTF-8; out is then restored to its previous size.
+inline void append_text_element(std::string& out, std::string_view s) {
+  const std::size_t i = find_nul_or_non_ascii(s.data(), 0, s.size());
+  if (i == s.size())  // the common case: plain ASCII without NUL
+    append_clean_text(out, s.data(), s.size());
+  else
+    append_text_element_general(out, s, i);
 }
 
 // Appends a UTF-8 string element for a C string held in a char array: the characters up to the

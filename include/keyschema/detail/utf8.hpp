@@ -45,6 +45,13 @@ inline std::uint64_t special_byte_mask(const char* p) noexcept {
 // True when the 8 bytes at p are all in 0x01..0x7f (ASCII without NUL).
 inline bool ascii_nonzero_word(const char* p) noexcept { return special_byte_mask(p) == 0; }
 
+// special_byte_mask for the 4 bytes at p.
+inline std::uint32_t special_byte_mask32(const char* p) noexcept {
+  std::uint32_t w;
+  std::memcpy(&w, p, 4);
+  return ((w - 0x01010101u) | w) & 0x80808080u;
+}
+
 // Index of the first byte in p[from, n) that is 0x00 or >= 0x80, or n if there is none.
 // Reads 8 bytes at a time (never outside p[0, n)).
 inline std::size_t find_nul_or_non_ascii(const char* p, std::size_t from, std::size_t n) noexcept {
@@ -56,6 +63,11 @@ inline std::size_t find_nul_or_non_ascii(const char* p, std::size_t from, std::s
     if (n - from >= 8) {  // the tail: one overlapping load; bytes before i are already known clean
       const std::uint64_t m = special_byte_mask(p + n - 8);
       return m == 0 ? n : n - 8 + static_cast<std::size_t>(std::countr_zero(m)) / 8;
+    }
+    if (n - i >= 4) {  // short strings: two overlapping 4-byte loads
+      if (const std::uint32_t m = special_byte_mask32(p + i); m != 0) return i + static_cast<std::size_t>(std::countr_zero(m)) / 8;
+      const std::uint32_t m = special_byte_mask32(p + n - 4);
+      return m == 0 ? n : n - 4 + static_cast<std::size_t>(std::countr_zero(m)) / 8;
     }
   }
   for (; i < n; ++i) {

@@ -335,6 +335,8 @@ class lmdb_backend {
     std::lock_guard wl(s_->write_mu);
     if (batch.empty()) {
       if (opts.sync) {
+        s_->enter_gate();
+        gate_lease lease(s_->gate);
         if (const int rc = ::mdb_env_sync(s_->env, 1); rc != MDB_SUCCESS) {
           detail::throw_status("keyschema::lmdb_backend::write: cannot flush " + s_->path, "mdb_env_sync", rc);
         }
