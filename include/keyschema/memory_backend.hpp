@@ -81,15 +81,11 @@ class memory_backend {
     // REQUIRES: valid().
     void next() {
       std::shared_lock lk(s_->mu);
-      if (epoch_ != s_->epoch) reseek_after_current();
-      else if (reverse_) {
-        if (it_ == s_->data.begin()) {
-          valid_ = false;
-          return;
-        }
-        --it_;
-      } else {
-        ++it_;
+      if (epoch_ != s_->epoch) {
+        reseek_after_current();
+      } else if (!step()) {
+        valid_ = false;
+        return;
       }
       settle();
     }
@@ -151,16 +147,23 @@ class memory_backend {
           valid_ = true;
           return;
         }
-        if (reverse_) {
-          if (it_ == s_->data.begin()) {
-            valid_ = false;
-            return;
-          }
-          --it_;
-        } else {
-          ++it_;
+        if (!step()) {
+          valid_ = false;
+          return;
         }
       }
+    }
+
+    // Moves it_ one node in the cursor's direction; false when there is none (reverse, at the
+    // first node). Caller holds the shared lock.
+    bool step() {
+      if (!reverse_) {
+        ++it_;
+        return true;
+      }
+      if (it_ == s_->data.begin()) return false;
+      --it_;
+      return true;
     }
 
     state* s_;

@@ -370,8 +370,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // Errors: keyschema::error when this thread already holds a transaction on this store.
   transaction_type transaction() {
     auto lk = lock_writer();
+    // Mark this thread as the writer only once the transaction exists: its snapshot can throw
+    // (LMDB: no reader slot free), and the thread must then stay free to write.
+    transaction_type tx(this, std::move(lk));
     writer_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-    return transaction_type(this, std::move(lk));
+    return tx;
   }
 
   // Single-operation writes: each is its own atomic commit.

@@ -66,13 +66,14 @@ struct key_codec {
   // the field's type is malformed (corruption).
   static bool decode(std::string_view key, key_type& out) {
     tuple::reader r(key);
-    return decode_segments(r, out, std::make_index_sequence<KS::segment_count>{}) && r.at_end();
+    return walk_segments(r, out, std::make_index_sequence<KS::segment_count>{}) && r.at_end();
   }
 
   // The layout check of decode() without building the fields.
   static bool matches(std::string_view key) {
     tuple::reader r(key);
-    return match_segments(r, std::make_index_sequence<KS::segment_count>{}) && r.at_end();
+    std::nullptr_t none = nullptr;
+    return walk_segments(r, none, std::make_index_sequence<KS::segment_count>{}) && r.at_end();
   }
 
  private:
@@ -91,13 +92,15 @@ struct key_codec {
     }
   }
 
-  template <std::size_t... S>
-  static bool decode_segments(tuple::reader& r, key_type& out, std::index_sequence<S...>) {
-    return (decode_segment<S>(r, out) && ...);
+  // Walks the segments; with Out = key_type decodes each field into it, with Out = std::nullptr_t
+  // only checks the layout and skips the fields.
+  template <class Out, std::size_t... S>
+  static bool walk_segments(tuple::reader& r, Out& out, std::index_sequence<S...>) {
+    return (walk_segment<S>(r, out) && ...);
   }
 
-  template <std::size_t S>
-  static bool decode_segment(tuple::reader& r, key_type& out) {
+  template <std::size_t S, class Out>
+  static bool walk_segment(tuple::reader& r, Out& out) {
     using seg = std::tuple_element_t<S, segments>;
     if constexpr (is_lit<seg>::value) {
       if (!r.remaining().starts_with(seg::encoded)) return false;
@@ -106,27 +109,10 @@ struct key_codec {
     } else {
       using T = typename seg::type;
       if (r.at_end() || !codec_traits<T>::type_codes().contains(r.peek())) return false;
-      std::get<KS::fields_before[S]>(out) = codec_traits<T>::decode(r);
-      return true;
-    }
-  }
-
-  template <std::size_t... S>
-  static bool match_segments(tuple::reader& r, std::index_sequence<S...>) {
-    return (match_segment<S>(r) && ...);
-  }
-
-  template <std::size_t S>
-  static bool match_segment(tuple::reader& r) {
-    using seg = std::tuple_element_t<S, segments>;
-    if constexpr (is_lit<seg>::value) {
-      if (!r.remaining().starts_with(seg::encoded)) return false;
-      r.skip(seg::encoded.size());
-      return true;
-    } else {
-      using T = typename seg::type;
-      if (r.at_end() || !codec_traits<T>::type_codes().contains(r.peek())) return false;
-      r.skip_element();
+      if constexpr (std::is_same_v<Out, key_type>)
+        std::get<KS::fields_before[S]>(out) = codec_traits<T>::decode(r);
+      else
+        r.skip_element();
       return true;
     }
   }
