@@ -26,6 +26,15 @@
 #                                      compile warning-free (target compile_fail_<stem>_control,
 #                                      part of the default build)
 #
+#       Static and compile-fail targets are compiled at -O0 without sanitizers: only the front
+#       end matters.
+#
+#   keyschema_add_package_tests()        package.find_package and package.add_subdirectory
+#   keyschema_check_registered(<dir>...) the test tests.registered fails while a *.cpp under
+#                                        <dir> is not handed to one of the helpers
+#
+# A registered source file that does not exist is reported as a failing test of the same name
+# (and a configure warning) rather than breaking the configuration.
 # Label targets: for every label L, the custom target keyschema_label_<L> builds all tests
 # carrying it (scripts/test builds keyschema_label_concurrency for the TSan pass).
 

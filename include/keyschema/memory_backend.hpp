@@ -38,8 +38,30 @@ class memory_backend {
   };
   using map_t = std::map<std::string, std::vector<version_rec>, std::less<>>;
 
+  // A shared mutex under which a stream of readers cannot starve a writer (glibc's
+  // std::shared_mutex prefers readers: with a few threads scanning, each commit used to wait for
+  // milliseconds). A writer holds the gate while it waits for the readers inside to leave; new
+  // readers queue at the gate meanwhile. Nothing here takes a shared lock while holding one.
+  class fair_shared_mutex {
+   public:
+    void lock() {
+      std::lock_guard<std::mutex> g(gate_);
+      rw_.lock();
+    }
+    void unlock() { rw_.unlock(); }
+    void lock_shared() {
+      { std::lock_guard<std::mutex> g(gate_); }
+      rw_.lock_shared();
+    }
+    void unlock_shared() { rw_.unlock_shared(); }
+
+   private:
+    std::mutex gate_;
+    std::shared_mutex rw_;
+  };
+
   struct state {
-    mutable std::shared_mutex mu;  // guards data, seq, epoch
+    mutable fair_shared_mutex mu;  // guards data, seq, epoch
     map_t data;
     std::uint64_t seq = 0;
     std::uint64_t epoch = 0;  // bumped whenever a map node is erased

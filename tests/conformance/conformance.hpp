@@ -1206,6 +1206,54 @@ TEST_CASE("erase_range honours bounds, direction and limit across erase chunks",
 }
 
 // ---------------------------------------------------------------------------------------------
+TEST_CASE("foreign keys are skipped; undecodable keys and values raise decode_error", "[conformance][decode]") {
+  test_fixture fx;
+  auto& db = fx.db();
+  db.put<message_metadata>({"q", 1}, bin("m1"));
+  db.put<message_metadata>({"q", 3}, bin("m3"));
+  db.put<message_count>({"good"}, 1);
+
+  // Byte-level keys written around the typed layer (as a native tool might), built from the
+  // typed encodings of real keys.
+  auto typed = db.batch();
+  typed.put<message_count>({"bad"}, 0);
+  typed.put<message_metadata>({"q", 2}, bin(""));
+  const std::string count_key(typed.operations()[0].key);
+  const std::string meta_key(typed.operations()[1].key);
+  // ("DESTINATION", "q", "MESSAGE_METADATA", "2"): the layout of message_metadata up to its last
+  // field, which is a string here: a key of no keyspace, that scans must step over.
+  const std::string foreign = meta_key.substr(0, meta_key.size() - 2) + std::string("\x02" "2\x00", 3);
+  ks::write_batch raw;
+  raw.put(count_key, "\x99 not a packed i64");
+  raw.put(foreign, "foreign");
+  db.write(raw);
+
+  CHECK(collect(db.scan<message_metadata>()) ==
+        std::vector<std::string>{show_entry<message_metadata>({"q", 1}, bin("m1")),
+                                 show_entry<message_metadata>({"q", 3}, bin("m3"))});
+  CHECK(count(db.scan<message_metadata>().reverse()) == 2);
+  CHECK(count(db.scan<message_metadata>("q")) == 2);
+
+  CHECK(db.contains<message_count>({"bad"}));
+  try {
+    (void)db.get<message_count>({"bad"});
+    FAIL("an undecodable value was returned");
+  } catch (const ks::decode_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("message_count") && Catch::Contains("bad"));
+  }
+  CHECK_THROWS_AS(count(db.scan<message_count>()), ks::decode_error);
+  CHECK(db.get<message_count>({"good"}) == std::optional<std::int64_t>(1));
+  CHECK(count(db.scan<message_count>("good")) == 1);  // the bad key is outside this scan
+
+  // A key that starts like message_metadata but is cut inside the destination.
+  ks::write_batch truncated;
+  truncated.put(meta_key.substr(0, meta_key.find('q') + 1), "cut");
+  db.write(truncated);
+  CHECK_THROWS_AS(count(db.scan<message_metadata>()), ks::decode_error);
+  CHECK(count(db.scan<message_metadata>("q")) == 2);
+}
+
+// ---------------------------------------------------------------------------------------------
 TEST_CASE("the store records the schema fingerprint under the reserved key", "[conformance][schema]") {
   test_fixture fx;
   std::string record;

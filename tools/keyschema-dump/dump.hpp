@@ -119,54 +119,8 @@ inline decoded_tuple decode_tuple(std::string_view raw) {
 
 namespace detail {
 
-inline void append_hex(std::string& out, std::string_view raw) {
-  constexpr char digits[] = "0123456789abcdef";
-  for (const char ch : raw) {
-    const auto b = static_cast<unsigned char>(ch);
-    out += digits[b >> 4];
-    out += digits[b & 0xf];
-  }
-}
-
-// A JSON string literal of s. Control characters are escaped; bytes that are not valid UTF-8
-// become U+FFFD, so the output is always valid JSON.
-inline void append_json_string(std::string& out, std::string_view s) {
-  constexpr char digits[] = "0123456789abcdef";
-  out += '"';
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    if (b >= 0x80) {
-      const std::size_t n = keyschema::detail::utf8_sequence_length(
-          reinterpret_cast<const unsigned char*>(s.data()) + i, s.size() - i);
-      if (n == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
-      continue;
-    }
-    ++i;
-    switch (b) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
-    }
-    if (b < 0x20) {
-      out += "\\u00";
-      out += digits[b >> 4];
-      out += digits[b & 0xf];
-    } else {
-      out += static_cast<char>(b);
-    }
-  }
-  out += '"';
-}
+using keyschema::detail::append_hex;
+using keyschema::detail::append_json_string;
 
 // Text of the schema layout for a text line: backslash and control characters escaped.
 // REQUIRES: s is valid UTF-8.

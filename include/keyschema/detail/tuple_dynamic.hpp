@@ -12,6 +12,7 @@
 
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/tuple_codes.hpp>
+#include <keyschema/detail/utf8.hpp>
 #include <keyschema/detail/tuple_error.hpp>
 #include <keyschema/detail/tuple_float.hpp>
 #include <keyschema/detail/tuple_int.hpp>
@@ -280,12 +281,28 @@ inline void append_quoted(std::string& out, std::string_view s, bool as_bytes) {
   out += '"';
 }
 
+// A JSON string literal of s. Control characters are escaped; bytes that are not valid UTF-8
+// become U+FFFD, so the output is always valid JSON.
 inline void append_json_string(std::string& out, std::string_view s) {
   constexpr char digits[] = "0123456789abcdef";
   out += '"';
-  for (char ch : s) {
-    const auto b = static_cast<std::uint8_t>(ch);
-    switch (ch) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b >= 0x80) {
+      const std::size_t n = keyschema::detail::utf8_sequence_length(
+          reinterpret_cast<const unsigned char*>(s.data()) + i, s.size() - i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    ++i;
+    switch (b) {
       case '"': out += "\\\""; continue;
       case '\\': out += "\\\\"; continue;
       case '\n': out += "\\n"; continue;
@@ -298,7 +315,7 @@ inline void append_json_string(std::string& out, std::string_view s) {
       out += digits[b >> 4];
       out += digits[b & 0xf];
     } else {
-      out += ch;  // UTF-8 passes through (strings were validated when decoded)
+      out += static_cast<char>(b);
     }
   }
   out += '"';
