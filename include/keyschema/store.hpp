@@ -244,7 +244,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
   // Applies every write atomically with the durability of opts and releases the writer lock.
   // Errors: backend_error / limit_error from the engine: nothing was applied, the transaction
-  // stays open and may be retried or rolled back.
+  // stays open and may be retried or rolled back (unless a new snapshot cannot be taken either:
+  // then it is rolled back, and is_open() is false).
   void commit(const write_options& opts = {}) {
     require_open();
     write_batch b;
@@ -261,7 +262,11 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     try {
       store_->backend().write(b, opts);
     } catch (...) {
-      snap_.emplace(store_->backend().snapshot());
+      try {
+        snap_.emplace(store_->backend().snapshot());
+      } catch (...) {
+        rollback();  // no snapshot to read from: the transaction cannot stay open
+      }
       throw;
     }
     pending_.clear();

@@ -1,7 +1,7 @@
 // Static tests of schema descriptors and validation: every line is checked by the compiler.
 #include <keyschema/keyschema.hpp>
 
-#include "../support/broker_schema.hpp"
+#include "../conformance/broker_schema.hpp"
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 
 namespace {
 namespace ks = keyschema;
-using namespace broker_test;
+using namespace keyschema::conformance;
 
 // --- descriptors --------------------------------------------------------------------------------
 static_assert(std::is_same_v<message_metadata::key_type, std::tuple<std::string, std::uint64_t>>);

@@ -118,7 +118,7 @@ TEST_CASE("memory_backend: concurrent readers with one writer keep an invariant"
   std::vector<std::thread> readers;
   for (int r = 0; r < 3; ++r) {
     readers.emplace_back([&, r] {
-      while (!stop.load()) {
+      do {  // at least one check per reader, however fast the writer is
         auto s = b.snapshot();
         long sum = 0;
         int n = 0;
@@ -133,7 +133,7 @@ TEST_CASE("memory_backend: concurrent readers with one writer keep an invariant"
         }
         if (sum != 1000 || n != 10 || point_sum != 1000) violations.fetch_add(1);
         checks.fetch_add(1);
-      }
+      } while (!stop.load());
     });
   }
   std::uint64_t x = 88172645463325252ull;
@@ -154,5 +154,5 @@ TEST_CASE("memory_backend: concurrent readers with one writer keep an invariant"
   stop = true;
   for (auto& t : readers) t.join();
   CHECK(violations.load() == 0);
-  CHECK(checks.load() > 0);
+  CHECK(checks.load() >= 3);
 }

@@ -2,7 +2,7 @@
 // fingerprints, limits, decode errors, batches, transactions, snapshots and range erases.
 #include <keyschema/keyschema.hpp>
 
-#include "../support/broker_schema.hpp"
+#include "../conformance/broker_schema.hpp"
 #include "../support/ref_backend.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,7 +22,7 @@
 
 namespace {
 namespace ks = keyschema;
-using namespace broker_test;
+using namespace keyschema::conformance;
 using mem_store = ks::store<broker, ks::memory_backend>;
 using ref_store = ks::store<broker, keyschema_test::ref_backend<>>;
 
