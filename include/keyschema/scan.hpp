@@ -51,18 +51,8 @@ inline std::string describe_key(std::string_view key) {
   try {
     return tuple::to_string(tuple::unpack_dynamic(key));
   } catch (const decode_error&) {
-    std::string out = "b\"";
-    static constexpr char hex[] = "0123456789abcdef";
-    for (unsigned char c : key) {
-      if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-        out.push_back(static_cast<char>(c));
-      } else {
-        out += "\\x";
-        out.push_back(hex[c >> 4]);
-        out.push_back(hex[c & 0xf]);
-      }
-    }
-    out.push_back('"');
+    std::string out;
+    append_quoted(out, key, true);  // b"..." with \xNN escapes
     return out;
   }
 }

@@ -69,28 +69,22 @@ static_assert(ks::layout<broker>::fingerprint != ks::layout<broker_v2>::fingerpr
 
 // --- printing for diagnostics ------------------------------------------------------------------
 
-// Bytes as b"..." with every byte outside printable ASCII (and " \) as \xNN.
+// Bytes as b"..." with control and non-ASCII bytes as \xNN (the codec's own quoting).
 inline std::string show_bytes(std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out += "\\x";
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 0xf]);
-    }
-  }
-  out.push_back('"');
+  std::string out;
+  ks::detail::append_quoted(out, s, true);
   return out;
 }
 
-inline std::string show(const std::string& s) { return show_bytes(s); }
+inline std::string show(const std::string& s) {
+  std::string out;
+  ks::detail::append_quoted(out, s, false);
+  return out;
+}
 inline std::string show(const ks::bytes& b) {
   // Large values print as their size only, not megabytes of text.
   if (b.size() > 64) return "bytes[" + std::to_string(b.size()) + "]";
-  return "b" + show_bytes(b.view());
+  return show_bytes(b.view());
 }
 inline std::string show(int v) { return std::to_string(v); }
 inline std::string show(std::uint64_t v) { return std::to_string(v); }
