@@ -143,6 +143,18 @@ class faulty_env : public leveldb::EnvWrapper {
   };
 };
 
+// A database in a scratch directory whose log goes through a faulty_env.
+struct faulty_db {
+  static leveldb_options with_env(faulty_env& e) {
+    leveldb_options o;
+    o.env = &e;
+    return o;
+  }
+  keyschema::testing::temp_dir dir{"leveldb"};
+  faulty_env env;
+  leveldb_backend db{(std::filesystem::create_directories(dir.path() / "db"), dir.path() / "db"), with_env(env)};
+};
+
 }  // namespace
 
 TEST_CASE("leveldb_backend: point operations", "[leveldb]") {
@@ -222,12 +234,9 @@ TEST_CASE("leveldb_backend: a batch is applied in order and later operations on 
 }
 
 TEST_CASE("leveldb_backend: an empty batch", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  faulty_env env;
-  leveldb_options o;
-  o.env = &env;
-  std::filesystem::create_directories(dir.path() / "db");
-  leveldb_backend db(dir.path() / "db", o);
+  faulty_db f;
+  faulty_env& env = f.env;
+  leveldb_backend& db = f.db;
   put(db, "k", "v");
   const int syncs = env.log_syncs;
 
@@ -239,12 +248,9 @@ TEST_CASE("leveldb_backend: an empty batch", "[leveldb]") {
 }
 
 TEST_CASE("leveldb_backend: write_options::sync maps to an fsync of the log", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  faulty_env env;
-  leveldb_options o;
-  o.env = &env;
-  std::filesystem::create_directories(dir.path() / "db");
-  leveldb_backend db(dir.path() / "db", o);
+  faulty_db f;
+  faulty_env& env = f.env;
+  leveldb_backend& db = f.db;
   const int before = env.log_syncs;
   put(db, "a", "1", false);
   CHECK(env.log_syncs == before);
@@ -664,12 +670,9 @@ TEST_CASE("leveldb_backend: a damaged table block is reported by get and cursors
 }
 
 TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  faulty_env env;
-  leveldb_options o;
-  o.env = &env;
-  std::filesystem::create_directories(dir.path() / "db");
-  leveldb_backend db(dir.path() / "db", o);
+  faulty_db f;
+  faulty_env& env = f.env;
+  leveldb_backend& db = f.db;
   put(db, "a", "1");
 
   SECTION("append fails") {
