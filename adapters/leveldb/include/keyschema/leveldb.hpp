@@ -5,7 +5,11 @@
 // byte (memcmp) order (LevelDB's default BytewiseComparator), atomic batches in which later
 // operations on the same key win (leveldb::WriteBatch), snapshots (leveldb::Snapshot) and cursors
 // (leveldb::Iterator) that read one consistent state while writers go on. Durability:
-// write_options::sync maps to leveldb::WriteOptions::sync (see docs/backends/leveldb.md).
+// write_options::sync maps to leveldb::WriteOptions::sync, and a synced write also makes every
+// earlier write durable (prefix durability, through detail::syncing_env; see
+// docs/backends/leveldb.md). Damaged files are errors, not silent loss: paranoid_checks and
+// verify_checksums are on by default, and a directory holding data files but no CURRENT is
+// refused.
 //
 // Usually reached through keyschema::store<Schema, keyschema::leveldb_backend>, which forwards
 // its constructor arguments here:
@@ -26,7 +30,9 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/leveldb/cursor.hpp>
+#include <keyschema/leveldb/detail/orphan_check.hpp>
 #include <keyschema/leveldb/detail/status.hpp>
+#include <keyschema/leveldb/detail/syncing_env.hpp>
 #include <keyschema/leveldb/options.hpp>
 #include <keyschema/leveldb/snapshot.hpp>
 #include <keyschema/write_batch.hpp>
@@ -71,16 +77,25 @@ class leveldb_backend {
   //       and error_if_exists is true;
   //     1 (not found): create_if_missing is false and not even the parent directory of path
   //       exists;
-  //     2 (corruption): CURRENT, MANIFEST or (with paranoid_checks) the write-ahead log is
-  //       damaged. Remedy: leveldb::RepairDB on the directory, then reopen;
+  //     2 (corruption): CURRENT, MANIFEST, a table file's index or (with paranoid_checks, the
+  //       default) a write-ahead log record is damaged, or CURRENT names a missing MANIFEST, or
+  //       a table file the MANIFEST lists is missing. Nothing was changed or dropped. Remedy:
+  //       restore the file from a backup, or leveldb::RepairDB on the directory (keeps what is
+  //       readable), or, for a damaged log only, open once with paranoid_checks = false (drops
+  //       the damaged log blocks, see leveldb_options), then reopen;
   //     5 (IO error): a file could not be read or written. Remedy: check permissions, free disk
   //       space and file descriptors (max_open_files).
+  //   backend_error, native_call "leveldb::Env::FileExists", native_code() 2 (corruption): the
+  //     directory holds LevelDB table or log files but no CURRENT file (LevelDB would create an
+  //     empty database over them and delete them). Remedy: restore CURRENT or run
+  //     leveldb::RepairDB, then reopen.
   //   std::bad_alloc.
   explicit leveldb_backend(const std::filesystem::path& path, const leveldb_options& options = {})
       : s_(std::make_unique<state>()) {
     s_->path = path.string();
     s_->max_entry = std::min(options.max_entry_bytes, leveldb_max_entry_bytes);
-    s_->verify_checksums = options.paranoid_checks;
+    s_->verify_checksums = options.verify_checksums;
+    s_->env = std::make_unique<detail::syncing_env>(options.env != nullptr ? options.env : ::leveldb::Env::Default());
 
     if (options.create_if_missing && options.env == nullptr) {
       std::error_code ec;
@@ -96,7 +111,7 @@ class leveldb_backend {
     o.create_if_missing = options.create_if_missing;
     o.error_if_exists = options.error_if_exists;
     o.paranoid_checks = options.paranoid_checks;
-    if (options.env != nullptr) o.env = options.env;
+    o.env = s_->env.get();
     o.write_buffer_size = options.write_buffer_bytes;
     o.max_open_files = options.max_open_files;
     o.compression = options.compression ? ::leveldb::kSnappyCompression : ::leveldb::kNoCompression;
@@ -107,6 +122,7 @@ class leveldb_backend {
       o.filter_policy = s_->filter.get();
     }
 
+    detail::refuse_database_without_current(*s_->env, s_->path);
     ::leveldb::DB* db = nullptr;
     const ::leveldb::Status st = ::leveldb::DB::Open(o, s_->path, &db);
     if (!st.ok()) {
@@ -131,9 +147,10 @@ class leveldb_backend {
   leveldb_backend(const leveldb_backend&) = delete;
   leveldb_backend& operator=(const leveldb_backend&) = delete;
 
-  // Closes the database: waits for a running background compaction, then releases the files,
-  // the LOCK, the block cache and the filter policy. Writes made with sync = false are in the
-  // operating system's buffers and survive a process exit, not a power loss.
+  // Closes the database: waits for a running background compaction, syncs the write-ahead log
+  // (so writes made with sync = false become durable too), then releases the files, the LOCK,
+  // the block cache and the filter policy. A failure of that last sync cannot be reported: use
+  // an empty write_batch with sync = true before closing to see it.
   // REQUIRES: every snapshot and cursor of this backend has been destroyed.
   ~leveldb_backend() = default;
 
@@ -141,7 +158,8 @@ class leveldb_backend {
   // Returns false when the key does not exist (value is then unspecified).
   // Errors:
   //   backend_error, native_call "leveldb::DB::Get": 2 (corruption) a damaged table block
-  //     (detected by its checksum with paranoid_checks); 5 (IO error) a failed read.
+  //     (detected by its checksum with verify_checksums, the default); 5 (IO error) a failed
+  //     read.
   //     Remedy: as for cursor errors, see leveldb_cursor::next().
   // REQUIRES: snap, when not null, comes from this backend.
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
@@ -153,17 +171,19 @@ class leveldb_backend {
 
   // Applies batch atomically (one leveldb::WriteBatch): a reader sees all of it or none of it,
   // and after a crash either all or none of it is recovered. Later operations on the same key
-  // win. With opts.sync the write-ahead log is fsync'ed before write() returns; an empty batch
-  // with opts.sync only forces earlier unsynced writes to stable storage, and an empty batch
-  // without it does nothing.
+  // win. With opts.sync the write-ahead log is fsync'ed before write() returns, and every write
+  // before it is on stable storage too (earlier log files were synced when LevelDB switched
+  // away from them); an empty batch with opts.sync only forces earlier unsynced writes to stable
+  // storage, and an empty batch without it does nothing.
   // May be called concurrently (LevelDB queues writers and may commit them as one group).
   // Errors (nothing of batch was applied in each case):
   //   limit_error: an operation's key plus value is larger than max_key_size()
   //     (leveldb_options::max_entry_bytes), or the batch has 2^32 operations or more.
   //     Remedy: split the value, or raise max_entry_bytes up to leveldb_max_entry_bytes.
   //   backend_error, native_call "leveldb::DB::Write", native_code 5 (IO error): the write-ahead
-  //     log could not be written or synced (disk full, I/O error). After a failed sync, or a
-  //     failed background compaction, LevelDB refuses every further write with the same error.
+  //     log could not be written or synced (disk full, I/O error; also when an earlier log file
+  //     could not be synced as LevelDB switched to a new one). After a failed sync, or a failed
+  //     background compaction, LevelDB refuses every further write with the same error.
   //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
   //     intact part of the log).
   //   std::bad_alloc.
@@ -281,12 +301,13 @@ class leveldb_backend {
 
  private:
   // Heap-allocated so that snapshots and cursors (which point at db and path) survive a move of
-  // the backend. Members are destroyed bottom-up: the database before the cache and filter
+  // the backend. Members are destroyed bottom-up: the database before the env, cache and filter
   // policy it uses.
   struct state {
     std::string path;
     std::size_t max_entry = leveldb_max_entry_bytes;
-    bool verify_checksums = false;
+    bool verify_checksums = true;
+    std::unique_ptr<detail::syncing_env> env;
     std::unique_ptr<::leveldb::Cache> cache;
     std::unique_ptr<const ::leveldb::FilterPolicy> filter;
     std::unique_ptr<::leveldb::DB> db;

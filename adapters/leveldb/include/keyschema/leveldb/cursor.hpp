@@ -8,8 +8,8 @@
 // a reverse one at the first key < lower.
 //
 // Reads go through the block cache (leveldb::ReadOptions::fill_cache = true), like point reads,
-// so the blocks a scan touches may displace others; with paranoid_checks every block read is
-// checksummed.
+// so the blocks a scan touches may displace others; with verify_checksums (the default) every
+// block read from disk is checksummed.
 //
 // Thread-safety: a cursor is used by one thread at a time; distinct cursors may run concurrently
 // with each other and with writers.
@@ -81,7 +81,7 @@ class leveldb_cursor {
   // REQUIRES: valid().
   // Errors:
   //   backend_error, native_call "leveldb::Iterator": LevelDB could not read the next entry
-  //     (Corruption: a damaged table block or a checksum mismatch with paranoid_checks; IO error:
+  //     (Corruption: a damaged table block or a checksum mismatch with verify_checksums; IO error:
   //     a failed read). The cursor is no longer valid(). Remedy: check the disk; run
   //     leveldb::RepairDB on the closed database to salvage what is readable.
   void next() {

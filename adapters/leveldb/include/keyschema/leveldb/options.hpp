@@ -57,10 +57,20 @@ struct leveldb_options {
   // Table files LevelDB keeps open (one file descriptor each); clamped to [74, 50000].
   int max_open_files = 1000;
 
-  // Check checksums aggressively: on open (a damaged write-ahead log record fails the open
-  // instead of being skipped) and on every read of this backend (leveldb::ReadOptions::
-  // verify_checksums), so a damaged table block raises backend_error instead of being decoded.
-  bool paranoid_checks = false;
+  // leveldb::Options::paranoid_checks. true (the default, as in RocksDB): a damaged write-ahead
+  // log record fails the open with backend_error (corruption) and nothing is dropped; table file
+  // indexes are checked when a table is opened, and compactions verify every block they read.
+  // A log that merely ends in the middle of a record (a crash while appending) is not damage.
+  // false (LevelDB's own default): recovery skips a damaged log record together with the rest
+  // of its 32 KiB log block and opens without an error, so writes can be lost silently, also
+  // writes older than ones that survive. Turn it off only to salvage a damaged database once.
+  bool paranoid_checks = true;
+
+  // leveldb::ReadOptions::verify_checksums on every get() and cursor of this backend. true (the
+  // default): a damaged table block raises backend_error (corruption) instead of being decoded
+  // into wrong keys or values. Costs a CRC32C of each block read from disk (blocks found in the
+  // block cache were checked when they were read); see docs/backends/leveldb.md for figures.
+  bool verify_checksums = true;
 
   // The largest key plus value of one write_batch operation this backend accepts; larger ones
   // make write() throw limit_error. Also what max_key_size() reports. Values above
@@ -70,7 +80,12 @@ struct leveldb_options {
 
   // The LevelDB environment (files, locks, background threads). nullptr: leveldb::Env::Default().
   // Not owned. REQUIRES: a non-null env outlives the backend.
-  // Useful for leveldb::NewMemEnv (<leveldb/helpers/memenv.h>) or fault injection in tests.
+  // The backend always wraps it in its own syncing Env (keyschema/leveldb/detail/syncing_env.hpp),
+  // which syncs a write-ahead log file's pending appends before LevelDB closes it; that is what
+  // makes a synced write cover every write before it. Directory fsyncs are only made on the real
+  // file system (env nullptr or leveldb::Env::Default()).
+  // Useful for leveldb::NewMemEnv (<leveldb/helpers/memenv.h>) or fault injection in tests (a
+  // power-loss simulation: tests/unit/leveldb_power_loss_test.cpp).
   ::leveldb::Env* env = nullptr;
 };
 
