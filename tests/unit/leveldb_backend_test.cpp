@@ -630,44 +630,7 @@ TEST_CASE("leveldb_backend: a database held by another process is locked_error",
   for (int fd : {to_parent[0], to_parent[1], to_child[0]}) ::close(fd);
 }
 
-TEST_CASE("leveldb_backend: a damaged table block is reported by get and cursors", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  const auto path = dir.path() / "db";
-  leveldb_options o;
-  o.compression = false;
-  o.paranoid_checks = true;  // verify block checksums on every read
-  o.bloom_bits_per_key = 0;
-  {
-    leveldb_backend db(path, o);
-    write_batch wb;
-    for (int i = 0; i < 200; ++i) wb.put("k" + std::to_string(1000 + i), std::string(100, 'v'));
-    db.write(wb, {});
-    db.compact_range({});  // into table files
-  }
-  int damaged = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(path)) {
-    if (entry.path().extension() != ".ldb") continue;
-    std::fstream f(entry.path(), std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(16);
-    f.write("XXXXXXXX", 8);  // inside the first data block
-    ++damaged;
-  }
-  REQUIRE(damaged > 0);
-
-  leveldb_backend db(path, o);
-  const auto ge = thrown<keyschema::backend_error>([&] { (void)get(db, "k1000"); });
-  REQUIRE(ge);
-  CHECK(ge->native_call() == "leveldb::DB::Get");
-  CHECK(ge->native_code() == keyschema::detail::leveldb_corruption);
-
-  for (bool reverse : {false, true}) {
-    const auto ce = thrown<keyschema::backend_error>([&] { (void)scan(db, {"", "", reverse}); });
-    REQUIRE(ce);
-    CHECK(ce->native_call() == "leveldb::Iterator");
-    CHECK(ce->native_code() == keyschema::detail::leveldb_corruption);
-    CHECK(contains(ce->what(), path.string()));
-  }
-}
+// Damaged files (log, table blocks, MANIFEST, CURRENT): leveldb_corruption_test.cpp.
 
 TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
   faulty_db f;

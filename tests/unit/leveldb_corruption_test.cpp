@@ -1,0 +1,265 @@
+// tests/unit/leveldb_corruption_test.cpp: damaged LevelDB files are clear errors, never silent loss.
+//
+// Each kind of damage is made to a closed database's files and the database reopened with
+// leveldb_backend's defaults: a damaged write-ahead log record (paranoid_checks), a damaged
+// table block (verify_checksums), a damaged MANIFEST, a missing or wrong CURRENT, a missing
+// table file. Also what is not damage: a log that ends in the middle of a record (a crash while
+// appending) opens. And the documented opt-out: paranoid_checks = false drops damaged log blocks.
+#include <catch2/catch.hpp>
+
+#include <keyschema/error.hpp>
+#include <keyschema/leveldb.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <support/temp_dir.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+using keyschema::key_range;
+using keyschema::leveldb_backend;
+using keyschema::leveldb_options;
+using keyschema::write_batch;
+using keyschema::write_options;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int record_count = 2000;
+
+std::string record_key(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "r%05d", i);
+  return buf;
+}
+std::string record_value(int i) { return "value-" + std::to_string(i) + std::string(60, 'x'); }
+
+// The indexes of the records present, after checking each one's value.
+std::vector<int> present(const leveldb_backend& db) {
+  std::vector<int> out;
+  for (auto c = db.cursor(key_range{}, nullptr); c.valid(); c.next()) {
+    const int i = std::stoi(std::string(c.key().substr(1)));
+    REQUIRE(c.key() == record_key(i));
+    REQUIRE(c.value() == record_value(i));
+    out.push_back(i);
+  }
+  return out;
+}
+
+// Writes the records, one unsynced commit each. With to_tables they are compacted into table
+// files; otherwise they stay in the write-ahead log (LevelDB does not flush the memtable on close).
+void fill(const fs::path& path, bool to_tables, const leveldb_options& o = {}) {
+  leveldb_backend db(path, o);
+  for (int i = 0; i < record_count; ++i) {
+    write_batch wb;
+    wb.put(record_key(i), record_value(i));
+    db.write(wb, write_options{.sync = false});
+  }
+  if (to_tables) db.compact_range({});
+}
+
+std::vector<fs::path> files_with(const fs::path& dir, std::string_view prefix, std::string_view ext) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) == 0 && (ext.empty() || e.path().extension() == ext)) {
+      out.push_back(e.path());
+    }
+  }
+  return out;
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+void overwrite(const fs::path& p, std::uint64_t offset, std::string_view bytes) {
+  std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+  REQUIRE(f);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(f);
+}
+
+template <class E, class F>
+std::optional<E> thrown(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) { return haystack.find(needle) != std::string_view::npos; }
+
+// Opening path with o fails with a corruption error of leveldb::DB::Open naming the path.
+void require_open_corruption(const fs::path& path, const leveldb_options& o = {}) {
+  const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(path, o); });
+  REQUIRE(e);
+  INFO(e->what());
+  CHECK(e->native_call() == "leveldb::DB::Open");
+  CHECK(e->native_code() == keyschema::detail::leveldb_corruption);
+  CHECK(contains(e->what(), path.string()));
+}
+
+}  // namespace
+
+TEST_CASE("leveldb_backend: a damaged write-ahead log record fails the open", "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  fill(path, false);
+  const auto logs = files_with(path, "", ".log");
+  REQUIRE(logs.size() == 1);
+  const fs::path log = logs.front();
+  const auto size = fs::file_size(log);
+  REQUIRE(size > 100000);  // all 2,000 records are in the log
+  overwrite(log, size / 2, std::string(16, '\x5a'));
+  const std::string damaged = read_all(log);
+
+  SECTION("by default (paranoid_checks): an error, and nothing is dropped") {
+    require_open_corruption(path);
+    CHECK(read_all(log) == damaged);  // the log is left as it was
+    require_open_corruption(path);    // and a second attempt does not "succeed" by dropping
+  }
+  SECTION("paranoid_checks = false: LevelDB skips the damaged log block and opens") {
+    leveldb_options o;
+    o.paranoid_checks = false;
+    leveldb_backend db(path, o);
+    const std::vector<int> found = present(db);
+    CHECK(found.size() < record_count);
+    CHECK(found.size() > record_count / 2);
+    // The loss is a hole, not a tail: records written after the lost ones survive.
+    REQUIRE_FALSE(found.empty());
+    CHECK(found.back() == record_count - 1);
+    CHECK(static_cast<int>(found.size()) != found.back() + 1);
+  }
+}
+
+TEST_CASE("leveldb_backend: a log that ends inside a record (a crash while appending) is not damage",
+          "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  fill(path, false);
+  const auto logs = files_with(path, "", ".log");
+  REQUIRE(logs.size() == 1);
+  fs::resize_file(logs.front(), fs::file_size(logs.front()) - 10);  // the last record is cut
+  leveldb_backend db(path);
+  const std::vector<int> found = present(db);
+  CHECK(found.size() == record_count - 1);  // exactly the cut record is missing
+  CHECK(found.back() == record_count - 2);
+}
+
+TEST_CASE("leveldb_backend: a damaged table block is an error on read by default", "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  leveldb_options o;
+  o.compression = false;
+  o.bloom_bits_per_key = 0;
+  fill(path, true, o);
+  const auto tables = files_with(path, "", ".ldb");
+  REQUIRE_FALSE(tables.empty());
+  for (const auto& t : tables) overwrite(t, 40, "XXXXXXXX");  // inside the first data block
+
+  leveldb_backend db(path, o);
+  const auto ge = thrown<keyschema::backend_error>([&] {
+    std::string v;
+    (void)db.get(record_key(0), v, nullptr);
+  });
+  REQUIRE(ge);
+  CHECK(ge->native_call() == "leveldb::DB::Get");
+  CHECK(ge->native_code() == keyschema::detail::leveldb_corruption);
+  CHECK(contains(ge->what(), path.string()));
+  for (const bool reverse : {false, true}) {
+    const auto ce = thrown<keyschema::backend_error>([&] {
+      for (auto c = db.cursor(key_range{"", "", reverse}, nullptr); c.valid(); c.next()) {
+      }
+    });
+    REQUIRE(ce);
+    CHECK(ce->native_call() == "leveldb::Iterator");
+    CHECK(ce->native_code() == keyschema::detail::leveldb_corruption);
+    CHECK(contains(ce->what(), path.string()));
+  }
+}
+
+TEST_CASE("leveldb_backend: a damaged MANIFEST fails the open", "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  fill(path, true);
+  const auto manifests = files_with(path, "MANIFEST-", "");
+  REQUIRE(manifests.size() == 1);
+  overwrite(manifests.front(), 10, std::string(16, '\x5a'));
+  require_open_corruption(path);
+  leveldb_options lax;
+  lax.paranoid_checks = false;
+  require_open_corruption(path, lax);  // LevelDB checks the MANIFEST either way
+}
+
+TEST_CASE("leveldb_backend: a missing CURRENT is refused, not replaced by an empty database", "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  fill(path, true);
+  fill(path, false);  // the records again, now also in a log
+  REQUIRE_FALSE(files_with(path, "", ".ldb").empty());
+  REQUIRE_FALSE(files_with(path, "", ".log").empty());
+  fs::remove(path / "CURRENT");
+  const auto before = files_with(path, "", "");
+
+  for (const bool create : {true, false}) {
+    leveldb_options o;
+    o.create_if_missing = create;
+    const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(path, o); });
+    REQUIRE(e);
+    INFO(e->what());
+    CHECK(e->native_call() == "leveldb::Env::FileExists");
+    CHECK(e->native_code() == keyschema::detail::leveldb_corruption);
+    CHECK(contains(e->what(), path.string()));
+    CHECK(contains(e->what(), "no CURRENT file"));
+  }
+  CHECK(files_with(path, "", "") == before);  // nothing created or deleted
+  CHECK_FALSE(fs::exists(path / "CURRENT"));
+
+  // Restoring CURRENT brings everything back.
+  const auto manifests = files_with(path, "MANIFEST-", "");
+  REQUIRE(manifests.size() == 1);
+  std::ofstream(path / "CURRENT", std::ios::binary) << manifests.front().filename().string() << "\n";
+  leveldb_backend db(path);
+  CHECK(present(db).size() == record_count);
+}
+
+TEST_CASE("leveldb_backend: a directory with only a MANIFEST (a crash while creating) is created anew",
+          "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  { leveldb_backend db(path); }
+  for (const auto& f : files_with(path, "", ".log")) fs::remove(f);
+  fs::remove(path / "CURRENT");
+  leveldb_backend db(path);
+  CHECK(present(db).empty());
+}
+
+TEST_CASE("leveldb_backend: CURRENT naming a missing MANIFEST fails the open", "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  fill(path, true);
+  std::ofstream(path / "CURRENT", std::ios::binary | std::ios::trunc) << "MANIFEST-999999\n";
+  require_open_corruption(path);
+}
+
+TEST_CASE("leveldb_backend: a missing table file fails the open", "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  fill(path, true);
+  const auto tables = files_with(path, "", ".ldb");
+  REQUIRE_FALSE(tables.empty());
+  fs::remove(tables.front());
+  require_open_corruption(path);
+}
