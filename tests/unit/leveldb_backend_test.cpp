@@ -12,7 +12,10 @@
 #include <keyschema/memory_backend.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <leveldb/db.h>
 #include <leveldb/env.h>
+#include <leveldb/iterator.h>
+#include <leveldb/options.h>
 
 #include <support/temp_dir.hpp>
 
@@ -453,6 +456,51 @@ TEST_CASE("leveldb_backend: data persists across reopen", "[leveldb]") {
   CHECK_FALSE(get(db, "k7"));
   CHECK(get(db, "k10") == "after compaction");
   CHECK(scan(db, {}).size() == 500);  // 500 - k7 + unsynced
+}
+
+TEST_CASE("leveldb_backend: databases are interchangeable with plain LevelDB", "[leveldb]") {
+  // The backend's syncing Env and checks change when data is synced and what is refused, never
+  // the files: plain LevelDB (default Env, its own defaults) reads what the backend wrote and the
+  // other way round, logs and tables alike.
+  keyschema::testing::temp_dir dir("leveldb");
+  const std::string path = (dir.path() / "db").string();
+  const auto plain_open = [&](bool paranoid) {
+    leveldb::Options o;
+    o.create_if_missing = true;
+    o.paranoid_checks = paranoid;
+    leveldb::DB* raw = nullptr;
+    const leveldb::Status st = leveldb::DB::Open(o, path, &raw);
+    INFO(st.ToString());
+    REQUIRE(st.ok());
+    return std::unique_ptr<leveldb::DB>(raw);
+  };
+  {
+    auto plain = plain_open(false);
+    for (int i = 0; i < 3000; ++i) REQUIRE(plain->Put(leveldb::WriteOptions(), "p" + std::to_string(i), std::string(100, 'p')).ok());
+    plain->CompactRange(nullptr, nullptr);
+    REQUIRE(plain->Put(leveldb::WriteOptions(), "plain-log", "in the log").ok());
+  }
+  {
+    leveldb_backend db(path);
+    CHECK(scan(db, {"p", "q"}).size() == 3001);
+    CHECK(get(db, "plain-log") == "in the log");
+    write_batch wb;
+    for (int i = 0; i < 3000; ++i) wb.put("b" + std::to_string(i), std::string(100, 'b'));
+    db.write(wb, write_options{.sync = true});
+    db.compact_range({});
+    put(db, "backend-log", "in the log", true);
+  }
+  auto plain = plain_open(true);
+  leveldb::ReadOptions ro;
+  ro.verify_checksums = true;
+  std::string v;
+  CHECK(plain->Get(ro, "backend-log", &v).ok());
+  CHECK(v == "in the log");
+  std::unique_ptr<leveldb::Iterator> it(plain->NewIterator(ro));
+  int count = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) ++count;
+  CHECK(it->status().ok());
+  CHECK(count == 6002);
 }
 
 TEST_CASE("leveldb_backend: moving the backend keeps snapshots and cursors working", "[leveldb]") {
