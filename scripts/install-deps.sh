@@ -10,6 +10,7 @@ packages=(
   catch2            # Catch2 2.x (tests)
   librange-v3-dev   # range-v3 (core)
   libleveldb-dev    # keyschema::leveldb
+  python3-plyvel    # LevelDB interop test (tests/unit/leveldb_plyvel_test.cpp)
   liblmdb-dev       # keyschema::lmdb
   libbenchmark-dev  # benchmarks
 )
