@@ -77,9 +77,9 @@ class leveldb_backend {
   //       and error_if_exists is true;
   //     1 (not found): create_if_missing is false and not even the parent directory of path
   //       exists;
-  //     2 (corruption): CURRENT, MANIFEST, a table file's index or (with paranoid_checks, the
-  //       default) a write-ahead log record is damaged, or CURRENT names a missing MANIFEST, or
-  //       a table file the MANIFEST lists is missing. Nothing was changed or dropped. Remedy:
+  //     2 (corruption): CURRENT, MANIFEST or (with paranoid_checks, the default) a write-ahead
+  //       log record is damaged, or CURRENT names a missing MANIFEST, or a table file the
+  //       MANIFEST lists is missing. No data was dropped and no file deleted. Remedy:
   //       restore the file from a backup, or leveldb::RepairDB on the directory (keeps what is
   //       readable), or, for a damaged log only, open once with paranoid_checks = false (drops
   //       the damaged log blocks, see leveldb_options), then reopen;
