@@ -41,6 +41,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
