@@ -263,3 +263,19 @@ TEST_CASE("leveldb_backend: a missing table file fails the open", "[leveldb][cor
   fs::remove(tables.front());
   require_open_corruption(path);
 }
+
+TEST_CASE("leveldb_backend: which file names count as LevelDB logs and data files", "[leveldb][corruption]") {
+  using keyschema::detail::leveldb_is_data_file;
+  using keyschema::detail::leveldb_is_log_file;
+  CHECK(leveldb_is_log_file("/data/db/000123.log"));
+  CHECK(leveldb_is_log_file("7.log"));
+  CHECK_FALSE(leveldb_is_log_file("/data/db/LOG"));
+  CHECK_FALSE(leveldb_is_log_file("/data/db/LOG.old"));
+  CHECK_FALSE(leveldb_is_log_file("/data/db/.log"));
+  CHECK_FALSE(leveldb_is_log_file("/data/db/a1.log"));
+  CHECK_FALSE(leveldb_is_log_file("/data/000123.log.bak"));
+  for (const char* name : {"000005.ldb", "000005.sst", "000003.log"}) CHECK(leveldb_is_data_file(name));
+  for (const char* name : {"MANIFEST-000002", "CURRENT", "LOCK", "LOG", "LOG.old", "000002.dbtmp", ".ldb", "x1.ldb"}) {
+    CHECK_FALSE(leveldb_is_data_file(name));
+  }
+}
