@@ -12,6 +12,8 @@ packages=(
   libleveldb-dev    # keyschema::leveldb
   liblmdb-dev       # keyschema::lmdb
   libbenchmark-dev  # benchmarks
+  python3           # tests/docs/extract_cpp_blocks.py (docs.* tests)
+  python3-plyvel python3-lmdb lmdb-utils  # foreign databases written without keyschema (foreign_database_test)
 )
 
 missing=()

@@ -342,7 +342,9 @@ void check_program(const std::string& path, const std::string& backend) {
   CHECK(wrong.status == 2);
   CHECK(wrong.out.empty());
   CHECK(wrong.err.find(path) != std::string::npos);
-  CHECK(wrong.err.find(other == "lmdb" ? "mdb_env_open" : "std::filesystem::exists") != std::string::npos);
+  CHECK(wrong.err.find(backend == "lmdb" ? "holds an LMDB database" : "holds a LevelDB database") != std::string::npos);
+  CHECK(wrong.err.find("keyschema::probe_engines") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::path(path) / (other == "lmdb" ? "data.mdb" : "LOG")));
 }
 
 }  // namespace
