@@ -93,9 +93,9 @@ inline bool engine_file_name(std::string_view n) noexcept {
 
 // The engines whose files are in the directory `path`, in the order LevelDB, LMDB, RocksDB,
 // SQLite, each once (with the file that shows it: CURRENT for LevelDB when present, else the
-// first file seen). When `path` is a regular file, only the
-// SQLite check applies to it. Empty when `path` does not exist, is an empty directory, or holds
-// only files of no engine above.
+// first file seen). When `path` is a regular file, only the SQLite check applies to it. Empty
+// when `path` does not exist, is an empty directory, or holds only files of no engine above.
+// The SQLite header is read from at most 64 files whose names no engine above uses.
 // Errors: none thrown; unreadable entries are skipped (the engine's own open reports them).
 // Lifetime: the result owns its strings.
 inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& path) {
