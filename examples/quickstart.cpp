@@ -2,14 +2,19 @@
 //
 // It declares the seeds' broker schema as keyspaces, publishes messages (metadata, content
 // chunks and the queue's message count in one atomic transaction), reads a queue in id order,
-// acknowledges a range of messages, and reads a consistent snapshot while writes go on. It runs
+// acknowledges messages (reading and updating the count in one transaction, so that two
+// consumers running at once never lose an update), and reads a consistent snapshot while writes
+// go on. It runs
 // on the in-memory backend; changing the one `using backend = ...` line moves it to LevelDB or
 // LMDB. The program checks what it prints and exits non-zero when anything is off.
 #include <keyschema/keyschema.hpp>
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 namespace ks = keyschema;
 
@@ -53,6 +58,27 @@ void publish(store& db, const std::string& queue, std::uint64_t id, const std::s
   tx.commit();
 }
 
+// Acknowledges (erases) the `n` oldest messages of `queue`, their chunks and their share of the
+// count, in one transaction, and returns how many it found. Everything it reads (which messages
+// are oldest, the count) is read inside the transaction that writes the result: the transaction
+// holds the store's writer lock from its creation to its commit, so another consumer or publisher
+// cannot change those keys in between. Reading the count with db.get() and writing it back in a
+// db.batch() would not: two consumers could both read the same count (and pick the same oldest
+// message), and one update would be lost.
+std::int64_t acknowledge(store& db, const std::string& queue, std::size_t n) {
+  auto tx = db.transaction();
+  std::int64_t acked = 0;
+  for (const auto& m : tx.scan<message_metadata>(queue).limit(n)) {
+    const std::uint64_t id = m.get<"message_id">();
+    tx.erase<message_metadata>({queue, id});
+    for (const auto& c : tx.scan<message_content>(id)) tx.erase<message_content>(c.key);
+    ++acked;
+  }
+  tx.put<message_count>({queue}, tx.get<message_count>({queue}).value_or(0) - acked);
+  tx.commit({.sync = true});
+  return acked;
+}
+
 std::string read_body(const store& db, std::uint64_t id) {
   std::string body;
   for (const auto& chunk : db.scan<message_content>(id)) body += chunk.value.view();
@@ -86,17 +112,8 @@ int main() {
   // A snapshot keeps seeing the queue as it is now while messages are acknowledged.
   auto before = db.snapshot();
 
-  // Acknowledge messages 9 and 10: erase their metadata and chunks, update the count, atomically.
-  auto ack = db.batch();
-  std::int64_t acked = 0;
-  for (const auto& m : db.scan<message_metadata>("orders").to(std::uint64_t{100})) {
-    const std::uint64_t id = m.get<"message_id">();
-    ack.erase<message_metadata>({"orders", id});
-    for (const auto& c : db.scan<message_content>(id)) ack.erase<message_content>(c.key);
-    ++acked;
-  }
-  ack.put<message_count>({"orders"}, *db.get<message_count>({"orders"}) - acked);
-  ack.commit({.sync = true});
+  // Acknowledge messages 9 and 10 (the two oldest), with their chunks and the count, atomically.
+  const std::int64_t acked = acknowledge(db, "orders", 2);
 
   std::printf("after acknowledging %lld messages: count %lld, snapshot still sees %lld\n",
               static_cast<long long>(acked), static_cast<long long>(*db.get<message_count>({"orders"})),
@@ -111,6 +128,26 @@ int main() {
     std::printf("newest in orders: %llu\n", static_cast<unsigned long long>(m.get<"message_id">()));
   }
   std::printf("schema fingerprint %016llx\n", static_cast<unsigned long long>(ks::layout<broker>::fingerprint));
+
+  // Two consumers at once: each acknowledges the oldest message of "jobs", one at a time. Since
+  // each acknowledgement reads and writes in one transaction, no message is taken twice and the
+  // count stays equal to the number of messages left.
+  constexpr int jobs = 400;
+  for (int i = 0; i < jobs; ++i) publish(db, "jobs", static_cast<std::uint64_t>(1000 + i), "job");
+  std::atomic<std::int64_t> taken{0};
+  {
+    auto consume = [&] {
+      for (int i = 0; i < jobs / 2; ++i) taken += acknowledge(db, "jobs", 1);
+    };
+    std::thread a(consume), b(consume);
+    a.join();
+    b.join();
+  }
+  const auto left = ranges::distance(db.scan<message_metadata>("jobs"));
+  std::printf("two consumers took %lld of %d jobs; %lld left, count %lld\n", static_cast<long long>(taken.load()),
+              jobs, static_cast<long long>(left), static_cast<long long>(db.get<message_count>({"jobs"}).value_or(-1)));
+  expect(taken == jobs && left == 0, "every job taken exactly once");
+  expect(db.get<message_count>({"jobs"}) == 0, "the count follows the data under two consumers");
 
   if (failures != 0) return 1;
   std::printf("quickstart: all checks passed\n");

@@ -10,6 +10,7 @@
 #include <keyschema/backend.hpp>         // the byte-level backend contract
 #include <keyschema/codec.hpp>           // codec<T>: key codecs, user customization
 #include <keyschema/entry.hpp>           // entry<KS>: what scans yield
+#include <keyschema/engine_probe.hpp>    // which storage engine's files are in a directory
 #include <keyschema/error.hpp>           // the exception hierarchy
 #include <keyschema/fingerprint.hpp>     // schema layouts and fingerprints
 #include <keyschema/fixed_string.hpp>    // string literals as template arguments

@@ -7,7 +7,7 @@
 // own writes, and snapshots for consistent multi-scan reads:
 //
 //   keyschema::store<broker, keyschema::memory_backend> db;        // or leveldb_backend{path}, ...
-//   db.put<message_metadata>({"queue-7", 42}, keyschema::bytes("..."));
+//   db.put<message_metadata>({"queue-7", 42}, keyschema::bytes("..."));   // bytes(const char*)
 //   std::optional<keyschema::bytes> v = db.get<message_metadata>({"queue-7", 42});
 //   for (const auto& e : db.scan<message_metadata>("queue-7").from(40)) ...
 //   auto b = db.batch();  b.put<...>(...);  b.erase<...>(...);  b.commit({.sync = true});
@@ -17,7 +17,8 @@
 // The schema is checked at compile time (see schema.hpp): a store over an invalid schema does not
 // compile, and the first error names the keyspaces and segment involved. At construction the
 // store checks the database's schema fingerprint (see fingerprint.hpp): it records it in a new
-// database and throws schema_error when the database was written with another layout.
+// database and throws schema_error when the database was written with another layout, or holds
+// keys but no schema record (unless opened with the keyschema::adopt tag; see the constructors).
 //
 // Thread-safety: a store may be used from many threads at once. Reads (get, contains, scan,
 // snapshot) never block each other or writers. Writes (put, erase, batch commits, transactions,
@@ -47,6 +48,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -54,7 +56,20 @@ KEYSCHEMA_BEGIN_NAMESPACE
 template <class Schema, class Backend>
 class store;
 
+// Tag of store's adopting constructor, ks::store<S, B> db{ks::adopt, path, options}: the caller
+// declares that a database without a keyschema schema record holds keys of this schema, and the
+// store records the schema in it. See store's constructors.
+struct adopt_t {
+  explicit adopt_t() = default;
+};
+inline constexpr adopt_t adopt{};
+
 namespace detail {
+
+template <class... Args>
+struct starts_with_adopt : std::false_type {};
+template <class First, class... Rest>
+struct starts_with_adopt<First, Rest...> : std::is_same<std::remove_cvref_t<First>, adopt_t> {};
 
 template <class Schema, class KS>
 constexpr bool check_keyspace() {
@@ -351,12 +366,42 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   static constexpr std::size_t erase_chunk = 1000;
 
   // Constructs the backend from args (a path and options for file-based backends) and checks or
-  // records the schema fingerprint.
-  // Errors: whatever the backend's constructor throws (backend_error, locked_error, ...);
-  // schema_error when the database was written with another schema layout.
+  // records the schema fingerprint:
+  //   - a database with this schema's record opens;
+  //   - an empty database gets the record (written with sync);
+  //   - a database with another schema's record is refused (schema_error);
+  //   - a NON-EMPTY database without a record (written by another program, or by keyschema before
+  //     it recorded schemas) is refused (schema_error), because nothing says its keys belong to
+  //     this schema. A caller who knows they do takes it over with the adopting constructor:
+  //       ks::store<broker, ks::leveldb_backend> db{ks::adopt, "/var/lib/broker/db"};
+  //     which records the schema in it; every later open is then an ordinary one.
+  // Errors:
+  //   whatever the backend's constructor throws: backend_error, locked_error, wrong_engine_error
+  //     (the path holds another engine's database), limit_error;
+  //   schema_error "written with another schema layout" - the stored fingerprint differs (both
+  //     layouts are shown). Remedy: open it with the schema that wrote it, or migrate;
+  //   schema_error "holds N keys not written by keyschema" (N+ when there are more; names the
+  //     path when the backend has one) - see above. Remedy: another path, or ks::adopt;
+  //   schema_error "read-only open of a database that has no keyschema schema record; open it
+  //     read-write once, or with adopt" - a backend opened read-only (lmdb_options::read_only)
+  //     cannot record the schema. Remedy: open it read-write once (empty database) or with
+  //     ks::adopt (non-empty one), then read-only;
+  //   backend_error while reading or recording the record.
   template <class... Args>
+    requires(!detail::starts_with_adopt<Args...>::value)
   explicit store(Args&&... args) : backend_(std::forward<Args>(args)...) {
-    check_fingerprint();
+    check_fingerprint(false);
+  }
+  // The adopting constructor: as above, but a non-empty database without a schema record is
+  // taken over: the store records this schema in it (with sync) and opens it. A database with a
+  // record is treated exactly as above (another schema's record is still a schema_error).
+  // REQUIRES: every key already in the database is a key of Schema (a key of no keyspace is
+  // skipped by scans; one that does not decode as its keyspace's types raises decode_error when
+  // read). Errors: as above, except "not written by keyschema"; a read-only backend raises
+  // schema_error (adopting writes the record).
+  template <class... Args>
+  explicit store(adopt_t, Args&&... args) : backend_(std::forward<Args>(args)...) {
+    check_fingerprint(true);
   }
   store(const store&) = delete;
   store& operator=(const store&) = delete;
@@ -475,10 +520,37 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     return std::unique_lock<std::mutex>(writer_mu_);
   }
 
-  void check_fingerprint() {
+  // "keyschema::store: <path>" when the backend knows its path.
+  std::string where() const {
+    if constexpr (requires(const Backend& b) { std::string(b.path()); }) {
+      return "keyschema::store: the database " + std::string(backend_.path());
+    } else {
+      return "keyschema::store: the database";
+    }
+  }
+
+  void check_fingerprint(bool adopting) {
     std::string stored;
     const std::string expected = layout<Schema>::record();
     if (!backend_.get(schema_key, stored, nullptr)) {
+      if constexpr (requires(const Backend& b) { static_cast<bool>(b.read_only()); }) {
+        if (backend_.read_only()) {
+          throw schema_error(where() + ": read-only open of a database that has no keyschema schema record; open it "
+                                       "read-write once, or with adopt" +
+                             (adopting ? " (adopting records the schema, which a read-only open cannot)" : ""));
+        }
+      }
+      if (!adopting) {
+        constexpr std::size_t cap = 1000;
+        std::size_t n = 0;
+        for (auto c = backend_.cursor(key_range{}, nullptr); c.valid() && n < cap; c.next()) ++n;
+        if (n != 0) {
+          throw schema_error(where() + " holds " + std::to_string(n) + (n == cap ? "+" : "") +
+                             " keys not written by keyschema (it has no keyschema schema record), so nothing says "
+                             "they are keys of this schema; open another path, or take the database over with "
+                             "ks::store<Schema, Backend>{ks::adopt, ...} if its keys are this schema's keys");
+        }
+      }
       write_batch b;
       b.put(schema_key, expected);
       backend_.write(b, write_options{.sync = true});

@@ -32,6 +32,11 @@ class bytes {
   bytes() = default;
   // Copies `data`.
   explicit bytes(std::string_view data) : data_(data) {}
+  // Copies the NUL-terminated text `data` (without its terminator): ks::bytes("...") picks this
+  // constructor instead of being ambiguous between the std::string and std::string_view ones.
+  // Bytes holding NULs are built from a std::string, a std::string_view or (data, size).
+  // REQUIRES: data is not null and points to a NUL-terminated array.
+  explicit bytes(const char* data) : data_(data) {}
   // Takes over (or copies) `data`; every byte is kept, including NULs.
   bytes(std::string data) noexcept : data_(std::move(data)) {}  // NOLINT(google-explicit-constructor)
   // Copies `size` bytes from `data`. REQUIRES: data points to at least `size` readable bytes.

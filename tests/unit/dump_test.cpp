@@ -4,6 +4,7 @@
 #include <cli.hpp>  // tools/keyschema-dump (keyschema::dump_support)
 
 #include <keyschema/fingerprint.hpp>
+#include <keyschema/memory_backend.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/store.hpp>
 #include <keyschema/tuple.hpp>
@@ -29,6 +30,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <sys/wait.h>
@@ -340,7 +342,9 @@ void check_program(const std::string& path, const std::string& backend) {
   CHECK(wrong.status == 2);
   CHECK(wrong.out.empty());
   CHECK(wrong.err.find(path) != std::string::npos);
-  CHECK(wrong.err.find(other == "lmdb" ? "mdb_env_open" : "std::filesystem::exists") != std::string::npos);
+  CHECK(wrong.err.find(backend == "lmdb" ? "holds an LMDB database" : "holds a LevelDB database") != std::string::npos);
+  CHECK(wrong.err.find("keyschema::probe_engines") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::path(path) / (other == "lmdb" ? "data.mdb" : "LOG")));
 }
 
 }  // namespace
@@ -513,10 +517,74 @@ TEST_CASE("keyschema-dump --prefix syntax", "[dump][prefix]") {
   }
   CHECK_THROWS_WITH(kd::parse_prefix(R"("a", queue)"), Catch::Contains("column 6") && Catch::Contains("\"queue\""));
 
-  CHECK(kd::prefix_upper_bound("") == "");
-  CHECK(kd::prefix_upper_bound("ab") == "ac");
-  CHECK(kd::prefix_upper_bound(std::string("a\xff\xff")) == "b");
-  CHECK(kd::prefix_upper_bound(std::string("\xff\xff")) == "");
+  CHECK(kd::element_prefix_upper_bound("") == "");
+  CHECK(kd::element_prefix_upper_bound(std::string("\x02" "a\0", 3)) == std::string("\x02" "a\0\xff", 4));
+}
+
+// --prefix matches whole elements: a key whose last prefix element only starts like the prefix
+// ("a\0b" after "a": 02 61 00 ff 62 00, the byte successor 02 61 01 of the prefix would include
+// it) is not listed, whatever follows it and in both directions.
+template <class Backend>
+void check_element_prefix(Backend& db) {
+  using nested = std::tuple<std::string>;
+  ks::write_batch b;
+  for (const std::string& k : {
+           ks::tuple::pack(std::string("a")),
+           ks::tuple::pack(std::string("a", 1), std::int64_t{1}),
+           ks::tuple::pack(std::string("a"), nested{"b"}),
+           ks::tuple::pack(std::string("a\0b", 3)),
+           ks::tuple::pack(std::string("a\0", 2), std::int64_t{2}),
+           ks::tuple::pack(std::string("ab")),
+           ks::tuple::pack(std::string("b")),
+           ks::tuple::pack(ks::bytes(std::string("a"))),
+           ks::tuple::pack(ks::bytes(std::string("a")), std::int64_t{2}),
+           ks::tuple::pack(ks::bytes(std::string("a\0b", 3))),
+           ks::tuple::pack(ks::bytes(std::string("a\0", 2))),
+           ks::tuple::pack(ks::bytes(std::string("ab"))),
+           ks::tuple::pack(nested{"a"}),
+           ks::tuple::pack(nested{"a"}, std::int64_t{3}),
+           ks::tuple::pack(std::tuple<std::string, std::int64_t>{"a", 1}),
+       }) {
+    b.put(k, "");
+  }
+  db.write(b, ks::write_options{});
+
+  auto list = [&](const char* prefix, bool reverse) {
+    kd::dump_options o;
+    o.prefix = kd::parse_prefix(prefix);
+    o.values = kd::value_format::none;
+    o.reverse = reverse;
+    std::ostringstream out;
+    kd::dump_stats stats;
+    kd::dump_entries(db, o, out, stats);
+    return split_lines(out.str());
+  };
+  using lines = std::vector<std::string>;
+  CHECK(list(R"("a")", false) == lines{R"(("a",))", R"(("a", ("b",)))", R"(("a", 1))"});  // 05 sorts before 15
+  CHECK(list(R"("a")", true) == lines{R"(("a", 1))", R"(("a", ("b",)))", R"(("a",))"});
+  CHECK(list(R"("a\0")", false) == lines{R"(("a\x00", 2))"});
+  CHECK(list(R"("a\0b")", false) == lines{R"(("a\x00b",))"});
+  CHECK(list(R"(b"a")", false) == lines{R"((b"a",))", R"((b"a", 2))"});
+  CHECK(list(R"(b"a")", true) == lines{R"((b"a", 2))", R"((b"a",))"});
+  CHECK(list(R"(b"a\0")", false) == lines{R"((b"a\x00",))"});
+  CHECK(list(R"("a", 1)", false) == lines{R"(("a", 1))"});
+  CHECK(list(R"("b")", false) == lines{R"(("b",))"});
+}
+
+TEST_CASE("keyschema-dump --prefix matches whole elements", "[dump][prefix]") {
+  SECTION("memory") {
+    ks::memory_backend db;
+    check_element_prefix(db);
+  }
+  ks::testing::temp_dir dir("dump-prefix");
+  SECTION("LevelDB") {
+    ks::leveldb_backend db(dir / "leveldb");
+    check_element_prefix(db);
+  }
+  SECTION("LMDB") {
+    ks::lmdb_backend db(dir / "lmdb");
+    check_element_prefix(db);
+  }
 }
 
 TEST_CASE("keyschema-dump usage and open errors", "[dump][cli]") {

@@ -9,7 +9,8 @@
 //   0  the listing is complete (also when some keys were flagged as not being tuples)
 //   1  usage error: unknown option, bad argument, unparsable --prefix, a backend this build
 //      lacks, a directory that looks like both kinds of database; the message says which
-//   2  the database could not be opened or read, or the output could not be written; the message
+//   2  the database could not be opened or read (also: it is a RocksDB or SQLite database), or the
+//      output could not be written; the message
 //      names the directory and the failing native call (e.g. [leveldb::DB::Open: 4], [mdb_env_open: 2])
 //
 // The database is opened for reading only. LMDB: MDB_RDONLY, so a writer process may keep
@@ -25,6 +26,7 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
+#include <keyschema/engine_probe.hpp>
 #include <keyschema/error.hpp>
 
 #include "dump.hpp"
@@ -83,8 +85,9 @@ inline constexpr std::string_view usage_text =
     "each decoded as a FoundationDB tuple (no schema needed), with its value.\n"
     "\n"
     "Options:\n"
-    "  --backend leveldb|lmdb  the kind of database (default: detected: a LevelDB\n"
-    "                          directory has CURRENT, an LMDB one data.mdb)\n"
+    "  --backend leveldb|lmdb  the kind of database (default: detected from its files:\n"
+    "                          LevelDB's CURRENT, LMDB's data.mdb; RocksDB and SQLite\n"
+    "                          databases are recognised and refused)\n"
     "  --prefix TUPLE          only keys starting with these elements, written like the\n"
     "                          output: '\"DESTINATION\",\"queue-1\"' or '(\"DESTINATION\", 7)'.\n"
     "                          Elements: \"text\", b\"bytes\", integers, floats (1.5, 1.5f),\n"
@@ -152,16 +155,27 @@ inline backend_kind detect_backend(const std::filesystem::path& path, failure& f
                    std::to_string(why.value()) + "]"};
     return backend_kind::automatic;
   }
+  // One probe serves the adapters and this tool: <keyschema/engine_probe.hpp>.
+  const std::vector<engine_evidence> found = probe_engines(path);
+  bool leveldb = false, lmdb = false;
+  for (const engine_evidence& e : found) {
+    if (e.engine == storage_engine::leveldb) leveldb = true;
+    else if (e.engine == storage_engine::lmdb) lmdb = true;
+    else {
+      fail = {2, "cannot open '" + path.string() + "': it holds a " + std::string(engine_name(e.engine)) +
+                     " database (" + e.file + "); keyschema-dump reads LevelDB and LMDB databases only "
+                     "[keyschema::probe_engines]"};
+      return backend_kind::automatic;
+    }
+  }
   if (!fs::is_directory(st)) {
     fail = {2, "cannot open '" + path.string() +
                    "': not a directory (LevelDB and LMDB databases are directories) [std::filesystem::status: " +
                    std::to_string(static_cast<int>(std::errc::not_a_directory)) + "]"};
     return backend_kind::automatic;
   }
-  const bool leveldb = fs::exists(path / "CURRENT", ec);
-  const bool lmdb = fs::exists(path / "data.mdb", ec);
   if (leveldb && lmdb) {
-    fail = {1, "'" + path.string() + "' holds both CURRENT (LevelDB) and data.mdb (LMDB); choose with --backend"};
+    fail = {1, "'" + path.string() + "' holds both LevelDB files (CURRENT, MANIFEST-*, *.ldb) and LMDB files (data.mdb); choose with --backend"};
     return backend_kind::automatic;
   }
   if (!leveldb && !lmdb) {
@@ -277,6 +291,16 @@ inline int run(const std::vector<std::string_view>& args, std::ostream& out, std
       err << "keyschema-dump: " << fail.message << '\n';
       return fail.status;
     }
+  }
+
+  // A --backend that does not match the files: named before the engine opens (and creates) anything.
+  try {
+    require_engine(cmd.path, cmd.backend == backend_kind::leveldb ? storage_engine::leveldb : storage_engine::lmdb,
+                   "keyschema-dump");
+  } catch (const wrong_engine_error& e) {
+    err << "keyschema-dump: cannot open '" << cmd.path.string() << "' (" << detail::backend_name(cmd.backend)
+        << "): " << e.what() << '\n';
+    return 2;
   }
 
   int status = 0;

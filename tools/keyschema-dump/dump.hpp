@@ -258,7 +258,7 @@ inline std::string format_entry(std::string_view key, std::string_view value, co
 template <backend Backend>
 void dump_entries(const Backend& db, const dump_options& opts, std::ostream& out, dump_stats& stats) {
   if (opts.limit && *opts.limit == 0) return;
-  const std::string upper = prefix_upper_bound(opts.prefix);
+  const std::string upper = element_prefix_upper_bound(opts.prefix);
   auto cursor = db.cursor(key_range{opts.prefix, upper, opts.reverse}, nullptr);
   std::string line;
   std::uint64_t written = 0;

@@ -224,13 +224,17 @@ class prefix_parser {
 // Errors: usage_error naming the column and what was expected.
 inline std::string parse_prefix(std::string_view text) { return detail::prefix_parser(text).parse(); }
 
-// The smallest byte string greater than every string that starts with `prefix`: the prefix
-// with its trailing 0xff bytes dropped and its last byte incremented. Empty when there is none
-// (an empty prefix, or one of only 0xff bytes), which as a key_range upper bound means "no bound".
-inline std::string prefix_upper_bound(std::string_view prefix) {
+// The exclusive upper bound of the keys whose leading elements are the elements encoded in
+// `prefix`: the prefix followed by 0xff. Every element's encoding starts with a type code below
+// 0xff, so a key that continues the prefix with more elements sorts below it; a key whose bytes
+// continue the prefix's LAST element instead (("a\0b",) after the prefix ("a",): 02 61 00 ff 62 00,
+// where 00 ff is an escaped NUL inside the string) starts with prefix + 0xff and is excluded. The
+// byte successor of the prefix (02 61 01) would include it. Empty for an empty prefix, which as
+// a key_range upper bound means "no bound".
+// REQUIRES: prefix is a concatenation of whole tuple elements (what parse_prefix returns).
+inline std::string element_prefix_upper_bound(std::string_view prefix) {
   std::string upper(prefix);
-  while (!upper.empty() && static_cast<unsigned char>(upper.back()) == 0xff) upper.pop_back();
-  if (!upper.empty()) upper.back() = static_cast<char>(static_cast<unsigned char>(upper.back()) + 1);
+  if (!upper.empty()) upper.push_back('\xff');
   return upper;
 }
 

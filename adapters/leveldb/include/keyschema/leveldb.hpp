@@ -28,6 +28,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/engine_probe.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/leveldb/cursor.hpp>
 #include <keyschema/leveldb/detail/orphan_check.hpp>
@@ -89,12 +90,19 @@ class leveldb_backend {
   //     directory holds LevelDB table or log files but no CURRENT file (LevelDB would create an
   //     empty database over them and delete them). Remedy: restore CURRENT or run
   //     leveldb::RepairDB, then reopen.
+  //   wrong_engine_error, native_call "keyschema::probe_engines": `path` holds another engine's
+  //     database (LMDB, RocksDB, SQLite; see <keyschema/engine_probe.hpp>); what() names the
+  //     engine, the file that shows it and the path. Nothing was created. Not checked when
+  //     options.env is set (the path is then not on the real file system).
+  //     Remedy: open it with that engine's adapter.
   //   std::bad_alloc.
   explicit leveldb_backend(const std::filesystem::path& path, const leveldb_options& options = {})
       : s_(std::make_unique<state>()) {
     s_->path = path.string();
     s_->max_entry = std::min(options.max_entry_bytes, leveldb_max_entry_bytes);
     s_->verify_checksums = options.verify_checksums;
+    // Before LevelDB creates anything: another engine's database is refused, not filled.
+    if (options.env == nullptr) require_engine(path, storage_engine::leveldb, "keyschema::leveldb_backend");
     s_->env = std::make_unique<detail::syncing_env>(options.env != nullptr ? options.env : ::leveldb::Env::Default());
 
     if (options.create_if_missing && options.env == nullptr) {

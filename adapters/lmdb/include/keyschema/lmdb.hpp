@@ -44,6 +44,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/engine_probe.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/lmdb/detail/open_registry.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
@@ -278,6 +279,9 @@ class lmdb_backend {
   //       handle: its locks belong to the process). Remedy: share the first backend (or its
   //       store), or destroy it first. Another process may open the same environment.
   //   limit_error - MDB_READERS_FULL while opening (every reader slot is taken).
+  //   wrong_engine_error - `path` holds another engine's database (LevelDB, RocksDB, SQLite; see
+  //       <keyschema/engine_probe.hpp>): what() names the engine, the file that shows it and the
+  //       path; nothing was created. Remedy: open it with that engine's adapter.
   explicit lmdb_backend(const std::filesystem::path& path, const lmdb_options& options = {})
       : s_(open(path, options)) {}
 
@@ -385,6 +389,9 @@ class lmdb_backend {
 
   // The canonical path of the environment directory.
   const std::string& path() const noexcept { return s_->path; }
+
+  // Whether the environment was opened with lmdb_options::read_only (write() then fails).
+  bool read_only() const noexcept { return s_->read_only; }
 
   // The LMDB environment and the database handle, for power users. Transactions begun on them
   // directly are invisible to the resize logic: end them before the next write().
@@ -763,6 +770,7 @@ class lmdb_backend {
   static std::unique_ptr<env_state> open(const std::filesystem::path& path, const lmdb_options& options) {
     namespace fs = std::filesystem;
     const std::string where = "keyschema::lmdb_backend: ";
+    require_engine(path, storage_engine::lmdb, "keyschema::lmdb_backend");  // before LMDB creates anything
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
       if (fs::exists(path, ec)) {

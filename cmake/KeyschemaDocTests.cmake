@@ -1,0 +1,90 @@
+# KeyschemaDocTests.cmake: every ```cpp block of README.md and docs/**/*.md compiles (included by
+# tests/CMakeLists.txt through keyschema_add_doc_tests()).
+#
+#   keyschema_add_doc_tests()
+#       At configure time, tests/docs/extract_cpp_blocks.py turns each document's ```cpp blocks
+#       into translation units under <build>/tests/docs (the convention for writing blocks, and
+#       the `<!-- doc-test: skip (reason) -->` marker, are described at the top of that script).
+#       Editing a document re-runs the extraction on the next build. Per document with blocks:
+#         docs.<document>   (docs.README, docs.backends.lmdb, ...) prints how many blocks were
+#                           compiled and which were skipped (with their reasons), then builds the
+#                           EXCLUDE_FROM_ALL target doc_<slug>; fails when a block does not compile
+#                           (the compiler's message points at the document's line).
+#       Needs Python 3 and both adapters; without them the tests are not registered (a status
+#       message says why).
+#
+# Run with -P (by the tests): cmake -DDOC_SUMMARY=<file> -DDOC_TARGET=<target> -DDOC_BUILD_DIR=<dir>
+#                                   [-DDOC_CONFIG=<config>] -P KeyschemaDocTests.cmake
+if(CMAKE_SCRIPT_MODE_FILE)
+  file(READ "${DOC_SUMMARY}" summary)
+  message("${summary}")
+  set(config_args "")
+  if(DOC_CONFIG)
+    set(config_args --config "${DOC_CONFIG}")
+  endif()
+  set(ENV{LC_ALL} C)
+  set(ENV{GCC_COLORS} "")
+  execute_process(COMMAND "${CMAKE_COMMAND}" --build "${DOC_BUILD_DIR}" --target "${DOC_TARGET}" ${config_args}
+                  RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "keyschema-doc-test: a C++ block of the document does not compile "
+                        "(see the file:line below; the convention is at the top of "
+                        "tests/docs/extract_cpp_blocks.py)\n${output}")
+  endif()
+  message(STATUS "keyschema-doc-test: every compiled block builds")
+  return()
+endif()
+
+include_guard(GLOBAL)
+set(_KEYSCHEMA_DOC_TESTS_FILE "${CMAKE_CURRENT_LIST_FILE}")
+
+function(keyschema_add_doc_tests)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(NOT Python3_Interpreter_FOUND)
+    message(STATUS "keyschema: documentation block tests skipped (no Python 3 interpreter)")
+    return()
+  endif()
+  if(NOT TARGET keyschema::leveldb OR NOT TARGET keyschema::lmdb)
+    message(STATUS "keyschema: documentation block tests skipped (they need both adapters)")
+    return()
+  endif()
+  set(script "${PROJECT_SOURCE_DIR}/tests/docs/extract_cpp_blocks.py")
+  file(GLOB_RECURSE docs CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/docs/*.md")
+  list(SORT docs)
+  list(PREPEND docs "${PROJECT_SOURCE_DIR}/README.md")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${docs} "${script}")
+  set(out "${PROJECT_BINARY_DIR}/tests/docs")
+  execute_process(COMMAND "${Python3_EXECUTABLE}" "${script}" --out "${out}" --root "${PROJECT_SOURCE_DIR}" ${docs}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(WARNING "keyschema: extracting the documentation's C++ blocks failed: ${err}")
+    add_test(NAME docs.extract COMMAND "${CMAKE_COMMAND}" -E echo "extract_cpp_blocks.py failed: ${err}")
+    set_tests_properties(docs.extract PROPERTIES FAIL_REGULAR_EXPRESSION "failed" LABELS "docs")
+    return()
+  endif()
+  foreach(doc IN LISTS docs)
+    file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}" "${doc}")
+    string(REGEX REPLACE "[^A-Za-z0-9]" "_" slug "${rel}")
+    string(REGEX REPLACE "^docs/" "" name "${rel}")
+    string(REGEX REPLACE "\\.md$" "" name "${name}")
+    string(REPLACE "/" "." name "${name}")
+    file(STRINGS "${out}/${slug}.sources" sources)
+    if(NOT sources)
+      continue()
+    endif()
+    set(target doc_${slug})
+    add_library(${target} OBJECT EXCLUDE_FROM_ALL ${sources})
+    target_link_libraries(${target} PRIVATE keyschema::keyschema keyschema::leveldb keyschema::lmdb)
+    keyschema_warnings(${target})
+    # Only the front end matters; fragments may declare what they do not use.
+    target_compile_options(${target} PRIVATE -O0 -Wno-unused -Wno-unused-parameter)
+    add_test(NAME docs.${name}
+             COMMAND "${CMAKE_COMMAND}" "-DDOC_SUMMARY=${out}/${slug}.summary" -DDOC_TARGET=${target}
+                     "-DDOC_BUILD_DIR=${PROJECT_BINARY_DIR}" -DDOC_CONFIG=$<CONFIG>
+                     -P "${_KEYSCHEMA_DOC_TESTS_FILE}")
+    set_tests_properties(docs.${name} PROPERTIES
+      LABELS "docs"
+      RESOURCE_LOCK keyschema_build_tree
+      TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+  endforeach()
+endfunction()

@@ -1,0 +1,166 @@
+// keyschema/engine_probe.hpp: which storage engine's files are in a directory.
+//
+// probe_engines(path) looks at the names of the files in a directory (and at the first 16 bytes
+// of files no engine below claims by name) and reports every storage engine whose files it finds,
+// each with the file that gave it away. It needs no database library and opens nothing as a
+// database, so every adapter calls it before its engine creates anything, and keyschema-dump uses
+// it to pick the adapter:
+//
+//   keyschema::require_engine(dir, keyschema::storage_engine::lmdb, "keyschema::lmdb_backend");
+//   // throws wrong_engine_error: "... /srv/db holds a LevelDB database (CURRENT), not an LMDB one; ..."
+//   for (const keyschema::engine_evidence& e : keyschema::probe_engines(dir)) ...   // e.engine, e.file
+//
+// What counts as evidence:
+//   LMDB     data.mdb or lock.mdb
+//   RocksDB  an OPTIONS-* file, or IDENTITY together with CURRENT (RocksDB writes both; LevelDB
+//            never writes IDENTITY or OPTIONS-*)
+//   LevelDB  CURRENT, a MANIFEST-* or a *.ldb file, when the directory is not RocksDB's
+//   SQLite   a regular file starting with the 16 bytes "SQLite format 3\0" (also `path` itself
+//            when it is such a file; SQLite databases are single files)
+// Files that are only what a failed open leaves behind (LevelDB's LOCK and LOG) are no evidence.
+//
+// Thread-safety: a pure function of the file system; safe from any thread.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+// The storage engines keyschema recognises on disk (those with an adapter and those planned).
+enum class storage_engine { leveldb, lmdb, rocksdb, sqlite };
+
+// "LevelDB", "LMDB", "RocksDB", "SQLite".
+constexpr std::string_view engine_name(storage_engine e) noexcept {
+  switch (e) {
+    case storage_engine::leveldb: return "LevelDB";
+    case storage_engine::lmdb: return "LMDB";
+    case storage_engine::rocksdb: return "RocksDB";
+    case storage_engine::sqlite: return "SQLite";
+  }
+  return "?";
+}
+
+// One engine found, with the file (a name inside the probed directory, or the probed path itself
+// when it is a file) that shows it.
+struct engine_evidence {
+  storage_engine engine;
+  std::string file;
+};
+
+// The path holds another storage engine's database than the adapter opening it (a LevelDB
+// directory given to lmdb_backend, a RocksDB or SQLite database given to either). found() is the
+// engine seen; what() names it, the file that shows it and the path. Nothing was opened or
+// created. Remedy: open the path with the adapter of that engine, or choose another path.
+class wrong_engine_error : public backend_error {
+ public:
+  wrong_engine_error(const std::string& message, storage_engine found)
+      : backend_error(message, "keyschema::probe_engines", 0), found_(found) {}
+  storage_engine found() const noexcept { return found_; }
+
+ private:
+  storage_engine found_;
+};
+
+namespace detail {
+
+inline bool starts_with_sqlite_header(const std::filesystem::path& file) {
+  static constexpr char header[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+  std::ifstream in(file, std::ios::binary);
+  char buf[16];
+  if (!in.read(buf, sizeof buf)) return false;
+  return std::string_view(buf, sizeof buf) == std::string_view(header, sizeof header);
+}
+
+// Names no engine's header check needs to read: the engines' own files.
+inline bool engine_file_name(std::string_view n) noexcept {
+  auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.substr(n.size() - s.size()) == s; };
+  auto starts = [&](std::string_view s) { return n.substr(0, s.size()) == s; };
+  return n == "CURRENT" || n == "LOCK" || n == "LOG" || n == "LOG.old" || n == "IDENTITY" || n == "data.mdb" ||
+         n == "lock.mdb" || starts("MANIFEST-") || starts("OPTIONS-") || starts("LOG.old.") || ends(".ldb") ||
+         ends(".log") || ends(".sst") || ends(".dbtmp") || ends("-wal") || ends("-shm") || ends("-journal");
+}
+
+}  // namespace detail
+
+// The engines whose files are in the directory `path`, in the order LevelDB, LMDB, RocksDB,
+// SQLite, each once (with the file that shows it: CURRENT for LevelDB when present, else the
+// first file seen). When `path` is a regular file, only the SQLite check applies to it. Empty
+// when `path` does not exist, is an empty directory, or holds only files of no engine above.
+// The SQLite header is read from at most 64 files whose names no engine above uses.
+// Errors: none thrown; unreadable entries are skipped (the engine's own open reports them).
+// Lifetime: the result owns its strings.
+inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::vector<engine_evidence> found;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec) return found;
+  if (fs::is_regular_file(st)) {
+    if (detail::starts_with_sqlite_header(path)) found.push_back({storage_engine::sqlite, path.string()});
+    return found;
+  }
+  if (!fs::is_directory(st)) return found;
+
+  std::string leveldb, lmdb, rocksdb, sqlite;
+  bool current = false, identity = false;
+  std::size_t headers_read = 0;
+  constexpr std::size_t max_headers = 64;  // a directory of thousands of foreign files: the first 64 tell
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::string_view n = name;
+    auto first = [&](std::string& slot) {
+      if (slot.empty()) slot = name;
+    };
+    if (n == "data.mdb" || n == "lock.mdb") first(lmdb);
+    if (n.substr(0, 8) == "OPTIONS-") first(rocksdb);
+    if (n == "CURRENT") current = true;
+    if (n == "IDENTITY") identity = true;
+    if (n == "CURRENT") leveldb = name;  // the file LevelDB itself looks for: the clearest evidence
+    if (n.substr(0, 9) == "MANIFEST-" || (n.size() > 4 && n.substr(n.size() - 4) == ".ldb")) first(leveldb);
+    std::error_code fec;
+    if (sqlite.empty() && !detail::engine_file_name(n) && headers_read < max_headers && it->is_regular_file(fec)) {
+      ++headers_read;
+      if (detail::starts_with_sqlite_header(it->path())) sqlite = name;
+    }
+  }
+  if (rocksdb.empty() && identity && current) rocksdb = "IDENTITY";
+  if (!rocksdb.empty()) leveldb.clear();  // RocksDB's CURRENT and MANIFEST-* are its own
+  if (!leveldb.empty()) found.push_back({storage_engine::leveldb, leveldb});
+  if (!lmdb.empty()) found.push_back({storage_engine::lmdb, lmdb});
+  if (!rocksdb.empty()) found.push_back({storage_engine::rocksdb, rocksdb});
+  if (!sqlite.empty()) found.push_back({storage_engine::sqlite, sqlite});
+  return found;
+}
+
+// Refuses a directory (or file) that holds another engine's files; called by each adapter before
+// its engine opens, and possibly creates, anything in `path`. `who` names the caller in the
+// message ("keyschema::lmdb_backend").
+// Errors: wrong_engine_error (native_call "keyschema::probe_engines") naming the engine found,
+// the file that shows it and the path, e.g. "keyschema::lmdb_backend: /srv/db holds a LevelDB
+// database (CURRENT), not an LMDB one; open it with keyschema::leveldb_backend". Nothing was
+// created or modified. Remedy: open it with the matching adapter, or choose another path.
+inline void require_engine(const std::filesystem::path& path, storage_engine own, std::string_view who) {
+  for (const engine_evidence& e : probe_engines(path)) {
+    if (e.engine == own) continue;
+    std::string remedy;
+    if (e.engine == storage_engine::leveldb) remedy = "open it with keyschema::leveldb_backend";
+    else if (e.engine == storage_engine::lmdb) remedy = "open it with keyschema::lmdb_backend";
+    else remedy = "keyschema has no " + std::string(engine_name(e.engine)) + " adapter yet; choose another path";
+    throw wrong_engine_error(std::string(who) + ": " + path.string() + " holds " +
+                                 (e.engine == storage_engine::lmdb ? "an " : "a ") + std::string(engine_name(e.engine)) +
+                                 " database (" + e.file + "), not " + (own == storage_engine::lmdb ? "an " : "a ") +
+                                 std::string(engine_name(own)) + " one; " + remedy + ". Nothing was opened or created",
+                             e.engine);
+  }
+}
+
+KEYSCHEMA_END_NAMESPACE
