@@ -394,17 +394,20 @@ TEST_CASE("lmdb_backend: data persists across reopen", "[lmdb]") {
   CHECK(db.map_size() >= grown);  // the grown map is kept, not shrunk to map_size
 }
 
-TEST_CASE("lmdb_backend: sync writes leave MDB_NOSYNC set for the others", "[lmdb]") {
+TEST_CASE("lmdb_backend: durable by default; a no-sync write leaves MDB_NOSYNC cleared for the others", "[lmdb]") {
+  STATIC_REQUIRE(ks::write_options{}.sync);
   temp_dir dir("lmdb-sync");
   ks::lmdb_backend db(dir.path());
   unsigned flags = 0;
   REQUIRE(mdb_env_get_flags(db.native(), &flags) == MDB_SUCCESS);
-  CHECK((flags & MDB_NOSYNC) != 0);
+  CHECK((flags & MDB_NOSYNC) == 0);
   CHECK((flags & MDB_NOTLS) != 0);
-  put(db, "a", "1", true);
+  put(db, "a", "1", false);
   REQUIRE(mdb_env_get_flags(db.native(), &flags) == MDB_SUCCESS);
-  CHECK((flags & MDB_NOSYNC) != 0);
+  CHECK((flags & MDB_NOSYNC) == 0);
+  put(db, "b", "2", true);
   CHECK(get(db, "a") == "1");
+  CHECK(get(db, "b") == "2");
 }
 
 TEST_CASE("lmdb_backend: the map grows transparently", "[lmdb]") {
