@@ -11,6 +11,7 @@ packages=(
   librange-v3-dev   # range-v3 (core)
   libleveldb-dev    # keyschema::leveldb
   liblmdb-dev       # keyschema::lmdb
+  strace            # tests: LMDB's commit order (lmdb_power_loss_test)
   libbenchmark-dev  # benchmarks
 )
 

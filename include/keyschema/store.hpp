@@ -49,7 +49,6 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <type_traits>
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -155,6 +154,19 @@ class basic_writer {
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
 };
 
+// What a store transaction reads: the backend's write transaction when it has them
+// (backend_with_write_transaction), a snapshot otherwise; and the cursor type of each.
+template <class Backend, bool Native>
+struct transaction_state {
+  using type = typename Backend::snapshot_type;
+  using cursor_type = typename Backend::cursor_type;
+};
+template <class Backend>
+struct transaction_state<Backend, true> {
+  using type = typename Backend::write_transaction_type;
+  using cursor_type = decltype(std::declval<const type&>().cursor(std::declval<const key_range&>()));
+};
+
 }  // namespace detail
 
 // A consistent, read-only view of a store: every read through it sees the database as of
@@ -220,15 +232,10 @@ template <class Schema, class Backend>
 class store_transaction : public detail::basic_reader<store_transaction<Schema, Backend>, Schema>,
                     public detail::basic_writer<store_transaction<Schema, Backend>, Schema> {
   static constexpr bool native_ = backend_with_write_transaction<Backend>;
-  struct native_state {
-    using type = typename Backend::write_transaction_type;
-  };
-  struct snapshot_state {
-    using type = typename Backend::snapshot_type;
-  };
-  // What the transaction reads: the engine's write transaction, or a snapshot.
-  using state_type = typename std::conditional_t<native_, native_state, snapshot_state>::type;
-  static auto base_cursor(const Backend& b, const state_type& st, const key_range& r) {
+  // What the transaction reads (the engine's write transaction, or a snapshot) and its cursors.
+  using state_type = typename detail::transaction_state<Backend, native_>::type;
+  using base_cursor_type = typename detail::transaction_state<Backend, native_>::cursor_type;
+  static base_cursor_type base_cursor(const Backend& b, const state_type& st, const key_range& r) {
     if constexpr (native_) {
       (void)b;
       return st.cursor(r);
@@ -236,8 +243,6 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       return b.cursor(r, &st);
     }
   }
-  using base_cursor_type =
-      decltype(base_cursor(std::declval<const Backend&>(), std::declval<const state_type&>(), key_range{}));
 
  public:
   store_transaction(store_transaction&&) noexcept = default;

@@ -53,6 +53,7 @@ outcome in_child(const std::function<void()>& body) {
   if (pid == 0) {
     ::close(fds[0]);
     ::dup2(fds[1], 2);
+    for (const int sig : {SIGABRT, SIGBUS, SIGSEGV, SIGILL, SIGFPE}) std::signal(sig, SIG_DFL);  // not Catch2's
     try {
       body();
     } catch (const std::exception& e) {
@@ -103,7 +104,7 @@ std::string open_fails(const fs::path& env) {
   return o.err;
 }
 
-std::uintmax_t file_size(const fs::path& p) { return fs::file_size(p); }
+std::uintmax_t size_of(const fs::path& p) { return fs::file_size(p); }
 
 void truncate_to(const fs::path& p, std::uintmax_t size) { fs::resize_file(p, size); }
 
@@ -120,7 +121,7 @@ TEST_CASE("lmdb: a truncated data.mdb is an error at open, not a crash", "[lmdb]
   const fs::path env = dir.path() / "env";
   fill(env, 2000);  // about 60 pages
   const fs::path data = env / "data.mdb";
-  const std::uintmax_t full = file_size(data);
+  const std::uintmax_t full = size_of(data);
   REQUIRE(full > 100000);
   // Control: the intact file opens and reads back.
   const outcome intact = in_child([&] {
@@ -173,11 +174,11 @@ TEST_CASE("lmdb: a garbage or foreign data.mdb is an error at open", "[lmdb][dam
   SECTION("an impossible last page in both meta pages") {
     // mm_last_pg far beyond the file: the truncation check names both figures.
     const std::string huge("\xff\xff\xff\x00\x00\x00\x00\x00", 8);
-    overwrite(data, 16 + 136, huge);
-    overwrite(data, page + 16 + 136, huge);
+    overwrite(data, 16 + 120, huge);  // mm_last_pg
+    overwrite(data, page + 16 + 120, huge);
     const std::string err = open_fails(env);
     CHECK_THAT(err, Catch::Contains("pages 0 to 16777215"));
-    CHECK_THAT(err, Catch::Contains(std::to_string(file_size(data)) + " bytes"));
+    CHECK_THAT(err, Catch::Contains(std::to_string(size_of(data)) + " bytes"));
   }
   SECTION("another LMDB data format version") {
     overwrite(data, 16 + 4, std::string("\x02\x00\x00\x00", 4));
@@ -208,4 +209,88 @@ TEST_CASE("lmdb: max_map_size below map_size is refused at open", "[lmdb][damage
     CHECK(e.native_code() == EINVAL);
   }
   CHECK_FALSE(fs::exists(dir.path() / "env"));  // nothing created
+}
+
+namespace {
+
+std::uint64_t read_u64(const std::string& bytes, std::size_t at) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, bytes.data() + at, sizeof v);
+  return v;
+}
+std::uint16_t read_u16(const std::string& bytes, std::size_t at) {
+  std::uint16_t v = 0;
+  std::memcpy(&v, bytes.data() + at, sizeof v);
+  return v;
+}
+
+// The page number of the second child of the main tree's root (a branch page), read from the
+// file with LMDB 0.9's x86-64 layout: the latest meta page's main root, then branch node 1.
+std::uint64_t second_leaf(const fs::path& data, std::size_t page) {
+  std::ifstream in(data, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t txn0 = 16 + 128, txn1 = page + 16 + 128, root_at = 16 + 112;  // mm_txnid, main md_root
+  const std::size_t meta = read_u64(file, txn0) < read_u64(file, txn1) ? page : 0;
+  const std::uint64_t root = read_u64(file, meta + root_at);
+  const std::string r = file.substr(root * page, page);
+  REQUIRE((read_u16(r, 10) & 0x01) != 0);  // P_BRANCH: the tree has two levels
+  const std::uint16_t node = read_u16(r, 16 + 2);  // mp_ptrs[1]
+  return read_u16(r, node) | (std::uint64_t{read_u16(r, node + 2)} << 16) |
+         (std::uint64_t{read_u16(r, node + 4)} << 32);
+}
+
+}  // namespace
+
+TEST_CASE("lmdb: a damaged page header is an error where LMDB checks it, a named abort where it asserts",
+          "[lmdb][damaged]") {
+  temp_dir dir("lmdb-page");
+  const fs::path env = dir.path() / "env";
+  {
+    ks::lmdb_backend db(env);
+    ks::write_batch b;
+    for (int i = 0; i < 2000; ++i) b.put("key-" + std::to_string(100000 + i), std::string(100, 'v'));
+    db.write(b, {});
+  }
+  const fs::path data = env / "data.mdb";
+  const std::uint64_t leaf = second_leaf(data, 4096);
+  overwrite(data, leaf * 4096 + 10, std::string("\0\0", 2));  // mp_flags: neither leaf nor branch
+
+  // The file's envelope is intact: it opens, and keys outside the damaged page still read.
+  SECTION("a lookup that descends into the page: backend_error, no crash") {
+    const outcome o = in_child([&] {
+      ks::lmdb_backend db(env);
+      std::string v;
+      if (!db.get("key-100000", v, nullptr)) ::_exit(4);  // first leaf, intact
+      for (int i = 0; i < 2000; ++i) {
+        try {
+          db.get("key-" + std::to_string(100000 + i), v, nullptr);
+        } catch (const ks::backend_error& e) {
+          std::fprintf(stderr, "backend_error %s|%d|%s\n", e.native_call().c_str(), e.native_code(), e.what());
+          ::_exit(2);
+        }
+      }
+    });
+    INFO(o.err);
+    CHECK(o.signal == 0);
+    CHECK(o.code == 2);
+    CHECK_THAT(o.err, Catch::Contains("mdb_get|" + std::to_string(MDB_CORRUPTED) + "|"));
+  }
+  SECTION("a scan stepping onto the page: LMDB asserts; the abort names the database and the check") {
+    const outcome o = in_child([&] {
+      ks::lmdb_backend db(env);
+      for (auto c = db.cursor(ks::key_range{}, nullptr); c.valid(); c.next()) {
+      }
+    });
+    INFO(o.err);
+    if (o.signal == 0) {
+      // An LMDB built with NDEBUG has no assertions: the step must then fail cleanly.
+      CHECK(o.code == 3);
+      CHECK_THAT(o.err, Catch::Contains("mdb_cursor_get"));
+    } else {
+      CHECK(o.signal == SIGABRT);
+      CHECK_THAT(o.err, Catch::Contains("keyschema::lmdb_backend: LMDB found a damaged page in " + env.string()));
+      CHECK_THAT(o.err, Catch::Contains("IS_LEAF"));
+      CHECK_THAT(o.err, Catch::Contains("restore the database from a copy"));
+    }
+  }
 }
