@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ks = keyschema;
@@ -84,7 +86,7 @@ TEST_CASE("lmdb store: transactions of several processes lose no update", "[lmdb
   REQUIRE(ok == processes);
 
   lmdb_store db(path);
-  CHECK(db.get<counter>({"c"}) == std::int64_t{processes} * increments);
+  CHECK(db.get<counter>({"c"}).value_or(-1) == std::int64_t{processes} * increments);
 }
 
 TEST_CASE("lmdb store: puts and batches of several processes all land", "[lmdb][multiprocess]") {
@@ -116,4 +118,105 @@ TEST_CASE("lmdb store: puts and batches of several processes all land", "[lmdb][
     }
     CHECK(seen == per_process);
   }
+}
+
+TEST_CASE("lmdb store: a transaction that outgrows the map is applied after growing it", "[lmdb][multiprocess]") {
+  temp_dir dir("lmdb-mp-grow");
+  ks::lmdb_options o;
+  o.map_size = 64 * 1024;
+  lmdb_store db(dir.path() / "env", o);
+  const std::size_t before = db.backend().map_size();
+  db.put<counter>({"c"}, 41);
+  auto tx = db.transaction();
+  const std::int64_t n = tx.get<counter>({"c"}).value_or(0);
+  tx.put<counter>({"c"}, n + 1);
+  for (std::uint32_t i = 0; i < 300; ++i) tx.put<item>({0, i}, std::string(2000, 'x'));
+  tx.commit();  // MDB_MAP_FULL inside LMDB's write transaction: grown, begun again, replayed
+  CHECK_FALSE(tx.is_open());
+  CHECK(db.backend().map_size() > before);
+  CHECK(db.get<counter>({"c"}) == 42);
+  CHECK(db.get<item>({0, 299}) == std::string(2000, 'x'));
+}
+
+TEST_CASE("lmdb store: a transaction never commits over a state another process changed while the map grew",
+          "[lmdb][multiprocess]") {
+  temp_dir dir("lmdb-mp-conflict");
+  const auto path = dir.path() / "env";
+  ks::lmdb_options small;
+  small.map_size = 64 * 1024;
+  { lmdb_store db(path, small); }
+
+  // The order is forced with pipes, no timing: (1) the parent's transaction reads "total";
+  // (2) the child, told so, begins its own transaction and waits for LMDB's write lock;
+  // (3) the parent's commit outgrows the map, which ends its LMDB write transaction, and the
+  // growth waits for a snapshot the parent holds in another thread; (4) the child gets the lock,
+  // increments "total", commits and says so; (5) the snapshot is released, the map grows, the
+  // parent begins again and finds another transaction id: conflict_error, nothing written.
+  int go[2], done[2];
+  REQUIRE(::pipe(go) == 0);
+  REQUIRE(::pipe(done) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(go[1]);
+    ::close(done[0]);
+    int rc = 0;
+    try {
+      lmdb_store db(path);
+      char c = 0;
+      if (::read(go[0], &c, 1) != 1) ::_exit(2);
+      auto tx = db.transaction();  // waits for the parent's write lock
+      tx.put<counter>({"total"}, tx.get<counter>({"total"}).value_or(0) + 1);
+      tx.commit({.sync = false});
+      if (::write(done[1], "d", 1) != 1) rc = 3;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child: %s\n", e.what());
+      rc = 1;
+    }
+    ::_exit(rc);
+  }
+
+  ::close(go[0]);
+  ::close(done[1]);  // a child that dies closes the last write end: the reader below sees EOF
+  bool conflict = false;
+  {
+    lmdb_store db(path, small);
+    auto snap = db.snapshot();  // holds back the map growth until the child has committed
+    std::thread release([&, s = std::move(snap)]() mutable {
+      char c = 0;
+      (void)!::read(done[0], &c, 1);
+      { auto gone = std::move(s); }
+    });
+    {
+      auto tx = db.transaction();
+      tx.put<counter>({"total"}, tx.get<counter>({"total"}).value_or(0) + 1);  // reads 0
+      for (std::uint32_t i = 0; i < 200; ++i) tx.put<item>({7, i}, std::string(2000, 'y'));  // >> 64 KiB
+      REQUIRE(::write(go[1], "g", 1) == 1);
+      try {
+        tx.commit({.sync = false});
+      } catch (const ks::conflict_error& e) {
+        conflict = true;
+        CHECK_FALSE(tx.is_open());
+        CHECK_THAT(e.what(), Catch::Contains("another process committed 1 transaction(s)"));
+        CHECK_THAT(e.what(), Catch::Contains("Nothing was written: run the transaction again"));
+      }
+    }
+    release.join();
+    CHECK(conflict);
+    CHECK(db.get<counter>({"total"}) == 1);  // the child's increment only
+    CHECK_FALSE(db.contains<item>({7, 0}));
+
+    // Run again: it reads the child's increment and commits.
+    auto tx = db.transaction();
+    tx.put<counter>({"total"}, tx.get<counter>({"total"}).value_or(0) + 1);
+    for (std::uint32_t i = 0; i < 200; ++i) tx.put<item>({7, i}, std::string(2000, 'y'));
+    tx.commit();
+    CHECK(db.get<counter>({"total"}) == 2);
+    CHECK(db.contains<item>({7, 199}));
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  ::close(go[1]);
+  ::close(done[0]);
 }

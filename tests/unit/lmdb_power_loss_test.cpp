@@ -2,11 +2,12 @@
 //
 // What a SIGKILL cannot show: whether a commit reached stable storage before write() returned.
 // The test runs a probe (a hidden test case of this executable) under
-//   strace -f -e trace=openat,close,pwrite64,pwritev,write,fdatasync,fsync,msync
+//   strace -f -e trace=openat,close,pwrite64,pwritev,pwritev2,writev,write,fdatasync,fsync,msync
 // and reads the system calls between the probe's markers. The probe commits one batch with
 // write_options{} (synced, the default) and one with {.sync = false}. Required order for the
 // synced commit, all before its end marker:
-//   1. the data pages are written to data.mdb (pwrite64 / pwritev on LMDB's read-write descriptor),
+//   1. the data pages are written to data.mdb (LMDB 0.9.24: lseek + writev; pwrite64 / pwritev
+//      count too) on LMDB's read-write descriptor,
 //   2. that descriptor is flushed (fdatasync, or fsync),
 //   3. the meta page is written through the descriptor LMDB opened with O_DSYNC (so the write
 //      returns only once it is on stable storage), and nothing is written to data.mdb after it.
@@ -53,10 +54,10 @@ struct event {
 // tells the O_DSYNC descriptor from the read-write one.
 std::vector<event> read_trace(const std::string& file) {
   std::ifstream in(file);
-  const std::regex open_re(R"re(openat\(.*"([^"]*)", ([A-Z_|]+).*\) = (\d+))re");
-  const std::regex call_re(R"re((pwrite64|pwritev|fdatasync|fsync|msync)\((\d+)[,)])re");
-  const std::regex marker_re(R"re(write\(2, "@@probe ([a-z-]+)\\n")re");
-  const std::regex close_re(R"re(close\((\d+)\))re");
+  const std::regex open_re(R"re(^\d+ +openat\([^"]*"([^"]*)", ([A-Z_|]+).*\) = (\d+))re");
+  const std::regex call_re(R"re(^\d+ +(pwrite64|pwritev2?|writev|write|fdatasync|fsync|msync)\((\d+)[,)])re");
+  const std::regex marker_re(R"re(^\d+ +write\(2, "@@probe ([a-z-]+)\\n")re");
+  const std::regex close_re(R"re(^\d+ +close\((\d+)\))re");
   std::map<int, bool> data_fds;  // fd -> opened with O_DSYNC
   std::vector<event> out;
   for (std::string line; std::getline(in, line);) {
@@ -77,7 +78,7 @@ std::vector<event> read_trace(const std::string& file) {
       const auto it = data_fds.find(std::stoi(m[2]));
       if (it == data_fds.end()) continue;
       const std::string call = m[1];
-      if (call == "pwrite64" || call == "pwritev") {
+      if (call.find("write") != std::string::npos) {
         out.push_back({it->second ? event::meta_write : event::data_write, line});
       } else {
         out.push_back({event::flush, line});
@@ -140,7 +141,7 @@ TEST_CASE("lmdb: a synced commit returns after its data pages, a flush and its m
   const std::string trace = (dir.path() / "trace.txt").string();
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   const std::string cmd = std::string(probe_env) + "='" + env + "' strace -f -qq -o '" + trace +
-                          "' -e trace=openat,close,pwrite64,pwritev,write,fdatasync,fsync,msync '" + self +
+                          "' -e trace=openat,close,pwrite64,pwritev,pwritev2,writev,write,fdatasync,fsync,msync '" + self +
                           "' '[.lmdb_probe]' > '" + (dir.path() / "probe.out").string() + "' 2>&1";
   INFO(cmd);
   REQUIRE(std::system(cmd.c_str()) == 0);
