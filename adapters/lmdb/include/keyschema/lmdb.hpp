@@ -19,6 +19,9 @@
 //                    (no copy) and stay valid until next(): the transaction pins the pages.
 //   - get()          mdb_get in the snapshot's transaction, or in a short read-only transaction
 //                    (reset and renewed from a small pool rather than allocated each time).
+//   - begin_write()  one LMDB write transaction, held until its commit() or destruction: LMDB's
+//                    write lock serializes it against writers of every process. keyschema::store
+//                    runs its transactions in it, so they are serializable across processes.
 // The environment is opened with MDB_NOTLS (a thread may hold several snapshots and cursors, and
 // they may move between threads) and without MDB_NOSYNC: a commit is durable by default, through
 // LMDB's own ordered flush (data pages, fdatasync, then the meta page through an O_DSYNC
@@ -37,7 +40,9 @@
 // (another process grew the map) is handled the same way, transparently.
 //
 // Thread-safety: as the backend contract requires. get, snapshot and cursor may run concurrently
-// from any number of threads and alongside write(); write() itself is serialized internally. Copies
+// from any number of threads and alongside write(); write() and begin_write() are serialized
+// internally (and across processes by LMDB). A write_transaction_type belongs to the thread that
+// began it. Copies
 // of one snapshot may be used from different threads at the same time: they share one LMDB read
 // transaction, and every LMDB call on it is serialized by a mutex of that snapshot. A single
 // snapshot or cursor object still needs external synchronization.
