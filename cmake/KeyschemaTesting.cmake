@@ -11,7 +11,9 @@
 #       built) is skipped with a status message.
 #       Each test runs in its own scratch directory <build>/tests/work/<name>, which is also its
 #       TMPDIR (std::filesystem::temp_directory_path()), with Catch2's --warn NoAssertions (a
-#       test case that asserts nothing fails) and --order rand (the seed is printed).
+#       test case that asserts nothing fails) and --order rand (the seed is printed). A test that
+#       prints "KEYSCHEMA-SKIP: <why>" (a tool it needs is missing) is reported skipped, not passed:
+#       keep such a test alone in its executable.
 #
 #   keyschema_add_static_test(<file.cpp> [LIBS <lib>...])
 #       Compiles the file (static_assert tests) as part of the default build; the CTest test
@@ -173,6 +175,7 @@ function(keyschema_add_unit_test)
            WORKING_DIRECTORY "${work}")
   set_tests_properties(${arg_NAME} PROPERTIES
     LABELS "unit;${arg_LABELS}"
+    SKIP_REGULAR_EXPRESSION "KEYSCHEMA-SKIP:"
     TIMEOUT ${arg_TIMEOUT}
     ENVIRONMENT "TMPDIR=${work};${KEYSCHEMA_TEST_ENVIRONMENT}")
   _keyschema_label_targets(${arg_NAME} unit ${arg_LABELS})

@@ -12,6 +12,7 @@ packages=(
   libleveldb-dev    # keyschema::leveldb
   python3-plyvel    # LevelDB interop test (tests/unit/leveldb_plyvel_test.cpp)
   liblmdb-dev       # keyschema::lmdb
+  strace            # tests: LMDB's commit order (lmdb_power_loss_test)
   libbenchmark-dev  # benchmarks
   python3           # tests/docs/extract_cpp_blocks.py (docs.* tests)
   python3-plyvel python3-lmdb lmdb-utils  # foreign databases written without keyschema (foreign_database_test)

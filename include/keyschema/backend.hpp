@@ -46,6 +46,30 @@
 //   void erase_range(const key_range& range, const write_options& opts);
 // and the store uses it instead of erasing in bounded batches.
 //
+// Optional: a backend whose engine has write transactions that serialize writers itself, also
+// across processes (LMDB), provides
+//   using write_transaction_type = ...;   // move-constructible; destroying an open one aborts it
+//   write_transaction_type begin_write();
+//       Takes the engine's write lock (waiting for writers of this and every other process) and
+//       returns a transaction reading the state it locked, which stays current until it ends.
+//       Errors: backend_error, limit_error.
+// with, on a write_transaction_type t:
+//   bool t.is_open() const;
+//       True until commit() succeeded or a failure ended the transaction.
+//   bool t.get(std::string_view key, std::string& value) const;     // as get(), locked state
+//   cursor t.cursor(const key_range& range) const;                   // as cursor(), locked state
+//       REQUIRES: is_open(). The cursor is not used after the transaction ended.
+//   void t.commit(const write_batch& batch, const write_options& opts);
+//       Applies batch atomically with the durability of opts and ends the transaction. When it
+//       throws, nothing was applied; the transaction is either still open (the locked state is
+//       unchanged) or ended (is_open() is false), and never commits over a state other than the
+//       one it read: if the engine had to let go of its lock, it throws conflict_error when
+//       another writer committed meanwhile.
+// keyschema::store then runs its transactions inside one (so they are serializable across
+// processes) instead of over a snapshot guarded by its in-process writer lock.
+// REQUIRES: a write_transaction_type is begun, used and ended by one thread, which meanwhile does
+// not call write() or begin_write() of the same backend.
+//
 // Thread-safety required of a backend: get, snapshot and cursor may be called concurrently from
 // any number of threads, also while one thread is inside write(). keyschema::store calls write()
 // from one thread at a time (it serializes writers itself). A single cursor or snapshot object
@@ -92,6 +116,21 @@ concept backend = requires(B& b, const B& cb, std::string_view k, std::string& o
   { cb.cursor(r, snap) } -> std::same_as<typename B::cursor_type>;
   { cb.max_key_size() } -> std::convertible_to<std::size_t>;
 };
+
+// Detects the optional write transactions (see above).
+template <class B>
+concept backend_with_write_transaction =
+    backend<B> &&
+    requires(B& b, const typename B::write_transaction_type& ct, typename B::write_transaction_type& t,
+             std::string_view k, std::string& out, const key_range& r, const write_batch& wb,
+             const write_options& wo) {
+      requires std::move_constructible<typename B::write_transaction_type>;
+      { b.begin_write() } -> std::same_as<typename B::write_transaction_type>;
+      { ct.is_open() } -> std::convertible_to<bool>;
+      { ct.get(k, out) } -> std::same_as<bool>;
+      { ct.cursor(r) } -> backend_cursor;
+      t.commit(wb, wo);
+    };
 
 // Detects the optional native range erase.
 template <class B>

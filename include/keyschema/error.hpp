@@ -63,6 +63,15 @@ class backend_error : public error {
   int native_code_;
 };
 
+// A write transaction could not commit because the state it read changed meanwhile (for example:
+// LMDB's map had to grow, which ends the write transaction, and another process committed before
+// it could be begun again). Nothing was written and the transaction is rolled back.
+// Remedy: run the transaction again from the start (re-read, then write).
+class conflict_error : public error {
+ public:
+  using error::error;
+};
+
 // A database is already open by another process or store object (LevelDB's LOCK file).
 class locked_error : public backend_error {
  public:

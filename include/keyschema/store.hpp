@@ -24,7 +24,9 @@
 // snapshot) never block each other or writers. Writes (put, erase, batch commits, transactions,
 // erase_range) are serialized by the store: one at a time, in the order they take the store's
 // writer lock. A transaction holds that lock from transaction() until commit(), rollback() or its
-// destruction, so a read-modify-write inside it cannot lose an update.
+// destruction, so a read-modify-write inside it cannot lose an update. On a backend whose engine
+// serializes writers across processes (LMDB), a transaction also holds the engine's write lock,
+// so this holds for several processes sharing one database too.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
@@ -167,6 +169,19 @@ class basic_writer {
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
 };
 
+// What a store transaction reads: the backend's write transaction when it has them
+// (backend_with_write_transaction), a snapshot otherwise; and the cursor type of each.
+template <class Backend, bool Native>
+struct transaction_state {
+  using type = typename Backend::snapshot_type;
+  using cursor_type = typename Backend::cursor_type;
+};
+template <class Backend>
+struct transaction_state<Backend, true> {
+  using type = typename Backend::write_transaction_type;
+  using cursor_type = decltype(std::declval<const type&>().cursor(std::declval<const key_range&>()));
+};
+
 }  // namespace detail
 
 // A consistent, read-only view of a store: every read through it sees the database as of
@@ -217,15 +232,33 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   write_batch ops_;
 };
 
-// A write transaction: it holds the store's writer lock from its creation, reads a snapshot
-// taken then plus its own pending writes (read-your-writes, also in scans), and applies all of
-// its writes atomically at commit(). Since no other writer can commit meanwhile, what it read is
+// A write transaction: it holds the store's writer lock from its creation, reads the state as of
+// then plus its own pending writes (read-your-writes, also in scans), and applies all of its
+// writes atomically at commit(). Since no other writer can commit meanwhile, what it read is
 // still current at commit: read-modify-write sequences (counters) cannot lose updates.
+// On a backend with write transactions (backend_with_write_transaction: LMDB) it also holds the
+// engine's write lock and reads through it, so this holds across processes too: writers of every
+// process wait for it. Otherwise it reads a snapshot, and the store's in-process writer lock is
+// what serializes it (other processes must not write the database meanwhile; LevelDB forbids a
+// second process anyway).
 // Destroying an uncommitted transaction rolls it back.
 // REQUIRES: created, used and ended by one thread; the store outlives it.
 template <class Schema, class Backend>
 class store_transaction : public detail::basic_reader<store_transaction<Schema, Backend>, Schema>,
                     public detail::basic_writer<store_transaction<Schema, Backend>, Schema> {
+  static constexpr bool native_ = backend_with_write_transaction<Backend>;
+  // What the transaction reads (the engine's write transaction, or a snapshot) and its cursors.
+  using state_type = typename detail::transaction_state<Backend, native_>::type;
+  using base_cursor_type = typename detail::transaction_state<Backend, native_>::cursor_type;
+  static base_cursor_type base_cursor(const Backend& b, const state_type& st, const key_range& r) {
+    if constexpr (native_) {
+      (void)b;
+      return st.cursor(r);
+    } else {
+      return b.cursor(r, &st);
+    }
+  }
+
  public:
   store_transaction(store_transaction&&) noexcept = default;
   store_transaction& operator=(store_transaction&&) = delete;
@@ -258,9 +291,13 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
 
   // Applies every write atomically with the durability of opts and releases the writer lock.
-  // Errors: backend_error / limit_error from the engine: nothing was applied, the transaction
-  // stays open and may be retried or rolled back (unless a new snapshot cannot be taken either:
-  // then it is rolled back, and is_open() is false).
+  // Errors: backend_error / limit_error from the engine: nothing was applied. Over a snapshot,
+  // the transaction stays open and may be retried or rolled back (unless a new snapshot cannot be
+  // taken either: then it is rolled back, and is_open() is false). Over an engine's write
+  // transaction it stays open only when the engine kept that open (a limit checked before
+  // writing); otherwise it is rolled back. conflict_error (LMDB: the map had to grow and another
+  // process committed meanwhile): rolled back; run the transaction again.
+  // REQUIRES: no scan of this transaction is used after commit().
   void commit(const write_options& opts = {}) {
     require_open();
     write_batch b;
@@ -270,19 +307,28 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       else
         b.erase(k);
     }
-    // Release the snapshot first: some engines cannot grow their files while a reader is open
-    // (LMDB's map). The writer lock is held throughout, so a snapshot taken again after a failed
-    // write sees the same state.
-    snap_.reset();
-    try {
-      store_->backend().write(b, opts);
-    } catch (...) {
+    if constexpr (native_) {
       try {
-        snap_.emplace(store_->backend().snapshot());
+        state_->commit(b, opts);
       } catch (...) {
-        rollback();  // no snapshot to read from: the transaction cannot stay open
+        if (!state_->is_open()) rollback();
+        throw;
       }
-      throw;
+    } else {
+      // Release the snapshot first: some engines cannot grow their files while a reader is open
+      // (LMDB's map). The writer lock is held throughout, so a snapshot taken again after a failed
+      // write sees the same state.
+      state_.reset();
+      try {
+        store_->backend().write(b, opts);
+      } catch (...) {
+        try {
+          state_.emplace(store_->backend().snapshot());
+        } catch (...) {
+          rollback();  // no snapshot to read from: the transaction cannot stay open
+        }
+        throw;
+      }
     }
     pending_.clear();
     release();
@@ -303,11 +349,15 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       value.assign(*it->second);
       return true;
     }
-    return store_->backend().get(key, value, &*snap_);
+    if constexpr (native_) {
+      return state_->get(key, value);
+    } else {
+      return store_->backend().get(key, value, &*state_);
+    }
   }
-  detail::overlay_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
+  detail::overlay_cursor<base_cursor_type> raw_cursor(const key_range& r) const {
     require_open();
-    return detail::overlay_cursor<typename Backend::cursor_type>(store_->backend().cursor(r, &*snap_), pending_, r);
+    return detail::overlay_cursor<base_cursor_type>(base_cursor(store_->backend(), *state_, r), pending_, r);
   }
   template <class KW, class VW>
   void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
@@ -326,14 +376,23 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
  private:
   friend class store<Schema, Backend>;
+  // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
   store_transaction(store<Schema, Backend>* s, std::unique_lock<std::mutex> lock)
-      : store_(s), lock_(std::move(lock)), snap_(s->backend().snapshot()) {}
+      : store_(s), lock_(std::move(lock)), state_(begin(s->backend())) {}
+
+  static state_type begin(Backend& b) {
+    if constexpr (native_) {
+      return b.begin_write();
+    } else {
+      return b.snapshot();
+    }
+  }
 
   void require_open() const {
     if (!is_open()) throw error("keyschema::transaction: the transaction is already committed or rolled back");
   }
   void release() noexcept {
-    snap_.reset();
+    state_.reset();  // ends the engine's write transaction first: locks are released in reverse order
     if (lock_.owns_lock()) {
       store_->writer_ = std::thread::id();
       lock_.unlock();
@@ -342,7 +401,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
   store<Schema, Backend>* store_;
   std::unique_lock<std::mutex> lock_;
-  std::optional<typename Backend::snapshot_type> snap_;  // engaged while the transaction is open
+  std::optional<state_type> state_;  // engaged while the transaction is open
   detail::pending_map pending_;
   std::string key_buf_;
 };
@@ -416,8 +475,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // An empty batch bound to this store. REQUIRES: the store outlives it.
   batch_type batch() { return batch_type(this); }
 
-  // Begins a write transaction: blocks until no other write is in progress.
-  // Errors: keyschema::error when this thread already holds a transaction on this store.
+  // Begins a write transaction: blocks until no other write is in progress (on LMDB: also none
+  // in another process).
+  // Errors: keyschema::error when this thread already holds a transaction on this store;
+  // backend_error / limit_error when the engine cannot begin one (see the backend's snapshot()
+  // or begin_write()).
   transaction_type transaction() {
     auto lk = lock_writer();
     // Mark this thread as the writer only once the transaction exists: its snapshot can throw

@@ -19,12 +19,15 @@
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
-// Durability of one commit, with the same meaning on every backend.
+// Durability of one commit, with the same meaning on every backend. write_options{} is durable:
+// a commit is on stable storage when it returns, on every file backend.
 struct write_options {
-  // true: the commit is on stable storage when write() returns (LevelDB WriteOptions::sync,
-  // LMDB's default fsync on commit). false: the commit survives a process crash but may be lost
-  // on an operating-system crash or power loss (LevelDB default, LMDB MDB_NOSYNC).
-  bool sync = false;
+  // true (the default): the commit is on stable storage when write() returns (LevelDB
+  // WriteOptions::sync, LMDB's synchronous commit). false: the explicit opt-out, faster: the
+  // commit survives a crash of the process but may be lost on an operating-system crash or power
+  // loss (LevelDB without WriteOptions::sync; LMDB MDB_NOSYNC, where such a crash on a file
+  // system that reorders writes can also damage the database). See docs/backends/<engine>.md.
+  bool sync = true;
 };
 
 class write_batch {

@@ -513,21 +513,21 @@ TEST_CASE("prefix and bounded scans in both directions agree with a model", "[co
         const std::string d = pick_dest();
         const std::uint64_t id = pick_id();
         const ks::bytes v = random_value(rng);
-        db.put<message_metadata>({d, id}, v);
+        db.put<message_metadata>({d, id}, v, {.sync = false});  // logic, not durability
         meta.put({d, id}, v);
       } else if (r < 7) {
         const std::string d = pick_dest();
         const std::uint64_t id = pick_id();
-        db.erase<message_metadata>({d, id});
+        db.erase<message_metadata>({d, id}, {.sync = false});
         meta.erase({d, id});
       } else if (r < 8) {
         const std::string d = pick_dest();
         const std::uint64_t id = pick_id();
         const auto v = static_cast<std::int64_t>(rng());
-        db.put<message_expiration>({d, id}, v);
+        db.put<message_expiration>({d, id}, v, {.sync = false});
         exp.put({d, id}, v);
       } else if (r < 9) {
-        db.put<message_count>({pick_dest()}, static_cast<std::int64_t>(rng() % 100));
+        db.put<message_count>({pick_dest()}, static_cast<std::int64_t>(rng() % 100), {.sync = false});
       } else {
         auto b = db.batch();
         for (int i = 0; i < 4; ++i) {
@@ -542,7 +542,7 @@ TEST_CASE("prefix and bounded scans in both directions agree with a model", "[co
             meta.put({d, id}, v);
           }
         }
-        b.commit();
+        b.commit({.sync = false});
       }
     }
     INFO("round " << round << ": " << meta.size() << " metadata entries");
@@ -588,18 +588,18 @@ TEST_CASE("scans of a keyspace with two adjacent fields agree with a model", "[c
     if (r < 3) {
       const std::uint32_t off = pick_offset();
       const ks::bytes v = random_value(rng);
-      db.put<message_content>({id, off}, v);
+      db.put<message_content>({id, off}, v, {.sync = false});  // logic, not durability
       content.put({id, off}, v);
     } else if (r < 4) {
       const std::uint32_t off = pick_offset();
-      db.erase<message_content>({id, off});
+      db.erase<message_content>({id, off}, {.sync = false});
       content.erase({id, off});
     } else if (r < 5) {
       const std::string v = "dest-" + std::to_string(rng() % 5);
-      db.put<message_destination>({id}, v);
+      db.put<message_destination>({id}, v, {.sync = false});
       destination.put({id}, v);
     } else {
-      db.erase<message_destination>({id});
+      db.erase<message_destination>({id}, {.sync = false});
       destination.erase({id});
     }
   }
@@ -1075,7 +1075,7 @@ TEST_CASE("snapshots keep seeing the state they were taken in", "[conformance][s
   db.erase<message_metadata>({"q", 1});
   db.put<message_metadata>({"q", 51}, bin("v51"));
   db.put<message_metadata>({"q", 0}, bin("v0"));
-  for (std::int64_t i = 0; i < 500; ++i) db.put<message_count>({"q"}, 100 + i);
+  for (std::int64_t i = 0; i < 500; ++i) db.put<message_count>({"q"}, 100 + i, {.sync = false});
   {
     auto tx = db.transaction();
     tx.put<message_count>({"tx"}, 1);

@@ -102,7 +102,7 @@ TEST_CASE("a counter incremented in transactions by several threads loses no upd
           tx.put<message_count>({"q"}, n + 1);
           // A second key in the same transaction: the pair must always move together.
           tx.put<message_expiration>({"q", 0}, n + 1);
-          tx.commit();
+          tx.commit({.sync = false});  // logic, not durability
           written[static_cast<std::size_t>(t)].push_back(n + 1);
         }
       });
@@ -207,7 +207,7 @@ TEST_CASE("readers see consistent snapshots while a writer commits", "[conforman
           batch.put<message_count>({account(b)}, balance[static_cast<std::size_t>(b)]);
           batch.put<message_metadata>({"log", hi}, bin("entry"));
           if (shrink) batch.erase<message_metadata>({"log", lo});
-          batch.commit();
+          batch.commit({.sync = false});
         } else {
           auto tx = db.transaction();
           const std::int64_t va = tx.get<message_count>({account(a)}).value_or(-1);
@@ -221,7 +221,7 @@ TEST_CASE("readers see consistent snapshots while a writer commits", "[conforman
           tx.put<message_count>({account(b)}, vb + amount);
           tx.put<message_metadata>({"log", hi}, bin("entry"));
           if (shrink) tx.erase<message_metadata>({"log", lo});
-          tx.commit();
+          tx.commit({.sync = false});
         }
         ++hi;
         if (shrink) ++lo;
@@ -286,19 +286,19 @@ TEST_CASE("writers from many threads are serialized; none is lost", "[conformanc
         const std::string dest = "w" + std::to_string(t);
         for (std::uint64_t i = 0; i < per_thread; ++i) {
           switch (i % 3) {
-            case 0: db.put<message_metadata>({dest, i}, bin("single")); break;
+            case 0: db.put<message_metadata>({dest, i}, bin("single"), {.sync = false}); break;
             case 1: {
               auto b = db.batch();
               b.put<message_metadata>({dest, i}, bin("batch"));
               b.put<message_count>({dest}, static_cast<std::int64_t>(i));
-              b.commit();
+              b.commit({.sync = false});
               break;
             }
             default: {
               auto tx = db.transaction();
               tx.put<message_metadata>({dest, i}, bin("tx"));
               tx.put<message_count>({"total"}, tx.get<message_count>({"total"}).value_or(0) + 1);
-              tx.commit();
+              tx.commit({.sync = false});
               break;
             }
           }

@@ -19,10 +19,14 @@
 //                    (no copy) and stay valid until next(): the transaction pins the pages.
 //   - get()          mdb_get in the snapshot's transaction, or in a short read-only transaction
 //                    (reset and renewed from a small pool rather than allocated each time).
+//   - begin_write()  one LMDB write transaction, held until its commit() or destruction: LMDB's
+//                    write lock serializes it against writers of every process. keyschema::store
+//                    runs its transactions in it, so they are serializable across processes.
 // The environment is opened with MDB_NOTLS (a thread may hold several snapshots and cursors, and
-// they may move between threads) and MDB_NOSYNC; a write with write_options::sync turns syncing
-// back on for that one commit, so LMDB's own ordered flush (data pages, fdatasync, then the meta
-// page through an O_DSYNC descriptor) makes it durable. See docs/backends/lmdb.md.
+// they may move between threads) and without MDB_NOSYNC: a commit is durable by default, through
+// LMDB's own ordered flush (data pages, fdatasync, then the meta page through an O_DSYNC
+// descriptor). A write with write_options{.sync = false} sets MDB_NOSYNC for that one commit.
+// See docs/backends/lmdb.md.
 //
 // The map grows by itself: when a commit hits MDB_MAP_FULL the map is doubled (capped at
 // lmdb_options::max_map_size; a batch of erases only may go 1/8 beyond it, so that a full
@@ -36,7 +40,9 @@
 // (another process grew the map) is handled the same way, transparently.
 //
 // Thread-safety: as the backend contract requires. get, snapshot and cursor may run concurrently
-// from any number of threads and alongside write(); write() itself is serialized internally. Copies
+// from any number of threads and alongside write(); write() and begin_write() are serialized
+// internally (and across processes by LMDB). A write_transaction_type belongs to the thread that
+// began it. Copies
 // of one snapshot may be used from different threads at the same time: they share one LMDB read
 // transaction, and every LMDB call on it is serialized by a mutex of that snapshot. A single
 // snapshot or cursor object still needs external synchronization.
@@ -46,6 +52,8 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
 #include <keyschema/error.hpp>
+#include <keyschema/lmdb/detail/data_file.hpp>
+#include <keyschema/lmdb/detail/disk_full.hpp>
 #include <keyschema/lmdb/detail/open_registry.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/lmdb/detail/txn_gate.hpp>
@@ -97,15 +105,25 @@ struct lmdb_options {
 class lmdb_backend {
   struct env_state;
 
-  // One read-only LMDB transaction, shared by the copies of a snapshot and by the cursors that
-  // read it. mu serializes LMDB calls on txn across threads.
-  struct read_handle {
-    read_handle(env_state* s, MDB_txn* t) noexcept : st(s), txn(t) {}
-    read_handle(const read_handle&) = delete;
-    read_handle& operator=(const read_handle&) = delete;
-    ~read_handle() { st->release_read(txn); }
+  // One LMDB transaction, shared by the cursors that read it and by the copies of a snapshot
+  // (read-only) or by a write_transaction_type (write). mu serializes LMDB calls on a read
+  // transaction across threads. A write transaction is ended by its write_transaction_type, which
+  // sets txn to nullptr: LMDB has then freed the cursors opened in it.
+  struct txn_handle {
+    txn_handle(env_state* s, MDB_txn* t, bool w) noexcept : st(s), txn(t), write(w) {}
+    txn_handle(const txn_handle&) = delete;
+    txn_handle& operator=(const txn_handle&) = delete;
+    ~txn_handle() {
+      if (txn == nullptr) return;
+      if (write) {
+        st->end_write(txn);
+      } else {
+        st->release_read(txn);
+      }
+    }
     env_state* st;
     MDB_txn* txn;
+    const bool write;
     std::mutex mu;
   };
 
@@ -123,13 +141,16 @@ class lmdb_backend {
 
    private:
     friend class lmdb_backend;
-    explicit snapshot_type(std::shared_ptr<read_handle> h) noexcept : h_(std::move(h)) {}
-    std::shared_ptr<read_handle> h_;
+    explicit snapshot_type(std::shared_ptr<txn_handle> h) noexcept : h_(std::move(h)) {}
+    std::shared_ptr<txn_handle> h_;
   };
 
   // Iterates the keys k with lower <= k < upper (no upper bound when upper is empty), ascending,
-  // or descending when the range is reversed. Reads one snapshot. Move-only.
-  // REQUIRES: destroyed before the backend.
+  // or descending when the range is reversed. Reads one snapshot, or the state a
+  // write_transaction_type locked. Move-only.
+  // REQUIRES: destroyed before the backend. A cursor of a write transaction is not used (only
+  // destroyed) once that transaction ended: its key() and value() pointed into pages the
+  // transaction owned.
   class cursor_type {
    public:
     cursor_type(const cursor_type&) = delete;
@@ -169,8 +190,13 @@ class lmdb_backend {
 
     // Moves to the next entry in the cursor's direction; valid() turns false past the range.
     // REQUIRES: valid(). Errors: backend_error naming mdb_cursor_get (LMDB failed to read a page:
-    // a corrupt file or an I/O error; the cursor is then invalid).
+    // a corrupt file or an I/O error; the cursor is then invalid); keyschema::error when the
+    // cursor belongs to a write transaction that has ended.
     void next() {
+      if (txn_->txn == nullptr) {
+        valid_ = false;
+        throw error("keyschema::lmdb_backend::cursor: the write transaction of this cursor has ended");
+      }
       auto lk = lock();
       settle(step(reverse_ ? MDB_PREV : MDB_NEXT));
     }
@@ -181,7 +207,7 @@ class lmdb_backend {
    private:
     friend class lmdb_backend;
 
-    cursor_type(std::shared_ptr<read_handle> txn, bool shared, MDB_dbi dbi, const key_range& r,
+    cursor_type(std::shared_ptr<txn_handle> txn, bool shared, MDB_dbi dbi, const key_range& r,
                 std::size_t max_key)
         : txn_(std::move(txn)), shared_(shared), lower_(r.lower), upper_(r.upper), reverse_(r.reverse) {
       auto lk = lock();
@@ -248,12 +274,12 @@ class lmdb_backend {
     void close() noexcept {
       if (cur_ == nullptr) return;
       auto lk = shared_ && txn_ ? std::unique_lock<std::mutex>(txn_->mu) : std::unique_lock<std::mutex>();
-      ::mdb_cursor_close(cur_);
+      if (txn_->txn != nullptr) ::mdb_cursor_close(cur_);  // else LMDB freed it with the write transaction
       cur_ = nullptr;
       valid_ = false;
     }
 
-    std::shared_ptr<read_handle> txn_;
+    std::shared_ptr<txn_handle> txn_;
     bool shared_ = false;
     MDB_cursor* cur_ = nullptr;
     std::string lower_, upper_;
@@ -263,6 +289,154 @@ class lmdb_backend {
     MDB_val v_{0, nullptr};
   };
 
+  // A write transaction of its own: LMDB's write lock (which serializes writers across every
+  // process that opens the environment), held from begin_write() until commit() or destruction.
+  // Reads through it see the state it locked; nobody else can commit meanwhile, so that state is
+  // still current at commit(). keyschema::store runs its transactions on it (see
+  // backend_with_write_transaction in <keyschema/backend.hpp>). Move-only; destroying an open
+  // one aborts it.
+  // REQUIRES: begun, used, committed and destroyed by one thread (LMDB binds a write transaction
+  // and its lock to the thread that began it). The thread holding it does not call write() or
+  // begin_write() of the same backend (it would wait for itself); get(), snapshot() and cursor()
+  // are fine. Cursors from cursor() are not used after the transaction ended. Destroyed before the
+  // backend. While it is open, write() and begin_write() in this and every other process wait:
+  // keep it short.
+  class write_transaction_type {
+   public:
+    write_transaction_type(write_transaction_type&&) noexcept = default;
+    write_transaction_type& operator=(write_transaction_type&&) = delete;
+    ~write_transaction_type() { end(); }
+
+    // True until commit() succeeded, or a failure or destruction ended the transaction.
+    bool is_open() const noexcept { return h_ != nullptr && h_->txn != nullptr; }
+
+    // Reads key in the locked state. Returns false when it is absent.
+    // REQUIRES: is_open(). Errors: backend_error "mdb_get" (a damaged page, an I/O error).
+    bool get(std::string_view key, std::string& value) const {
+      require_open();
+      return lookup(*st_, h_->txn, key, value);
+    }
+
+    // A cursor over range in the locked state (see cursor_type).
+    // REQUIRES: is_open(). Errors: backend_error "mdb_cursor_open" / "mdb_cursor_get".
+    cursor_type cursor(const key_range& range) const {
+      require_open();
+      return cursor_type(h_, false, st_->dbi, range, st_->max_key);
+    }
+
+    // Applies batch atomically in this transaction and commits it with the durability of opts
+    // (as lmdb_backend::write). On success the transaction has ended and LMDB's write lock is
+    // released. When the map is full, LMDB ends the transaction: the map is grown and a new one
+    // begun, and the batch is applied there only if no other process committed in between (the
+    // new transaction's id, mdb_txn_id, equals the first one's); otherwise conflict_error.
+    //
+    // Errors (nothing was written in every case):
+    //   limit_error - a key or value outside LMDB's limits (see write()); checked first, the
+    //       transaction stays open. Remedy: shorten the key or value, or roll back.
+    //   conflict_error - the map had to grow and another process committed meanwhile: what this
+    //       transaction read may be stale. The transaction has ended. Remedy: run it again.
+    //   limit_error - the map is full at max_map_size, or cannot grow while snapshots of this
+    //       process stay open, or MDB_TXN_FULL (see write()). The transaction has ended.
+    //   backend_error "mdb_put"/"mdb_del"/"mdb_txn_commit" - LMDB failed (disk full: what() says
+    //       so; EIO; MDB_PANIC). The transaction has ended.
+    //   backend_error "mdb_txn_begin"/"mdb_env_set_mapsize" - beginning again after a growth
+    //       failed. The transaction has ended.
+    // REQUIRES: is_open().
+    void commit(const write_batch& batch, const write_options& opts) {
+      require_open();
+      check_limits(*st_, batch);
+      try {
+        commit_open(batch, opts);
+      } catch (...) {
+        end();
+        throw;
+      }
+    }
+
+    // Ends the transaction without writing anything (also done by the destructor).
+    void abort() noexcept { end(); }
+
+    // The LMDB write transaction, for power users: valid while is_open(). Writing through it
+    // directly is not seen by commit()'s replay after a map growth: write through commit().
+    MDB_txn* native() const noexcept { return h_ != nullptr ? h_->txn : nullptr; }
+
+   private:
+    friend class lmdb_backend;
+
+    write_transaction_type(env_state* s, std::unique_lock<std::mutex> lock) : st_(s), lock_(std::move(lock)) {
+      adopt(st_->begin_write_txn());
+      id_ = ::mdb_txn_id(h_->txn);
+    }
+
+    void require_open() const {
+      if (!is_open()) throw error("keyschema::lmdb_backend: the write transaction has already ended");
+    }
+
+    // Takes ownership of t (registered with the gate) in a new handle. On failure t is aborted.
+    void adopt(MDB_txn* t) {
+      try {
+        h_ = std::make_shared<txn_handle>(st_, t, true);
+      } catch (...) {
+        st_->end_write(t);
+        throw;
+      }
+    }
+
+    // Ends the LMDB transaction (if still open; cursors of it then become unusable) and
+    // releases the backend's writer mutex.
+    void end() noexcept {
+      abort_txn();
+      if (lock_.owns_lock()) lock_.unlock();
+    }
+
+    // Ends the LMDB transaction only; the writer mutex stays held.
+    void abort_txn() noexcept {
+      if (!is_open()) return;
+      st_->end_write(h_->txn);
+      h_->txn = nullptr;
+    }
+
+    void commit_open(const write_batch& batch, const write_options& opts) {
+      env_state& s = *st_;
+      nosync_commit nosync(s.env, opts.sync);
+      for (;;) {
+        const char* call = nullptr;
+        int rc = apply(s, h_->txn, batch, call);
+        if (rc == MDB_SUCCESS) {
+          call = "mdb_txn_commit";
+          rc = ::mdb_txn_commit(h_->txn);  // frees the transaction whatever the outcome
+          h_->txn = nullptr;
+          if (rc == MDB_SUCCESS) {
+            s.note_usage();  // still registered with the gate
+            s.gate.leave();
+            lock_.unlock();
+            return;
+          }
+          s.gate.leave();
+        } else {
+          abort_txn();
+        }
+        if (rc != MDB_MAP_FULL) throw_write_failure(s, rc, call);
+        // LMDB ended the transaction. Grow the map, then begin again; the writer mutex is held
+        // throughout, so only another process can have committed meanwhile.
+        s.grow_for_write(erases_only(batch));
+        adopt(s.begin_write_txn());
+        if (const std::size_t id = ::mdb_txn_id(h_->txn); id != id_) {
+          throw conflict_error(
+              "keyschema::lmdb_backend: the LMDB map of " + s.path +
+              " had to grow, which ends the write transaction, and another process committed " +
+              std::to_string(id - id_) + " transaction(s) before it could begin again; what this transaction "
+              "read may be stale. Nothing was written: run the transaction again");
+        }
+      }
+    }
+
+    env_state* st_;
+    std::unique_lock<std::mutex> lock_;  // env_state::write_mu
+    std::shared_ptr<txn_handle> h_;
+    std::size_t id_ = 0;  // mdb_txn_id of the first transaction: the state that was read
+  };
+
   // Opens (creating when allowed) the LMDB environment in the directory `path`.
   //
   // Errors:
@@ -270,11 +444,17 @@ class lmdb_backend {
   //       (permissions, a file in the way). what() names the path. Remedy: fix the path.
   //   backend_error "mdb_env_open", ENOENT - the directory or its data.mdb is missing while
   //       create_if_missing is false or read_only is true. Remedy: create it first.
+  //   backend_error "mdb_env_open", MDB_INVALID / MDB_VERSION_MISMATCH / MDB_CORRUPTED - data.mdb
+  //       is checked before LMDB maps it: empty, shorter than its two meta pages or than the
+  //       pages its latest meta page claims (what() names the path, the file size and the size
+  //       needed), another kind of file (bad magic), another LMDB data format, or impossible
+  //       figures (page size, root pages). Remedy: restore the database from a copy.
+  //   backend_error "open"/"fstat"/"pread" (errno) - data.mdb exists but cannot be read.
   //   backend_error "mdb_env_open", other codes - LMDB cannot open the files: EACCES
-  //       (permissions), MDB_INVALID / MDB_VERSION_MISMATCH (not an LMDB file of this format),
-  //       ENOMEM (no address space for map_size). what() has LMDB's text.
+  //       (permissions), ENOMEM (no address space for map_size). what() has LMDB's text.
   //   backend_error "mdb_env_set_maxreaders"/"mdb_env_set_mapsize" (EINVAL) - max_readers or
-  //       map_size is 0.
+  //       map_size is 0, or max_map_size is below map_size (what() names both figures); nothing
+  //       is created. Remedy: fix the options.
   //   locked_error - the environment is already open in this process (LMDB forbids a second
   //       handle: its locks belong to the process). Remedy: share the first backend (or its
   //       store), or destroy it first. Another process may open the same environment.
@@ -301,10 +481,10 @@ class lmdb_backend {
     if (key.empty() || key.size() > s_->max_key) return false;
     if (snap != nullptr) {
       std::lock_guard lk(snap->h_->mu);
-      return lookup(snap->h_->txn, key, value);
+      return lookup(*s_, snap->h_->txn, key, value);
     }
     read_lease lease(*s_);
-    return lookup(lease.txn, key, value);
+    return lookup(*s_, lease.txn, key, value);
   }
 
   // Applies the batch atomically in one LMDB write transaction; later operations on the same
@@ -330,7 +510,7 @@ class lmdb_backend {
   //   backend_error "mdb_env_set_mapsize" - growing the map failed (no address space); the
   //       environment cannot be used any more. Remedy: reopen with a smaller map_size.
   void write(const write_batch& batch, const write_options& opts) {
-    check_limits(batch);
+    check_limits(*s_, batch);
     if (s_->read_only) {
       throw backend_error("keyschema::lmdb_backend::write: " + s_->path +
                               " was opened with lmdb_options::read_only; nothing was written",
@@ -350,7 +530,7 @@ class lmdb_backend {
     // The previous commit left the map more than 3/4 used: grow it now if nothing is open, so
     // that this commit records the new size and a later one rarely waits for snapshots.
     if (s_->grow_pending.load(std::memory_order_relaxed)) s_->try_grow_early();
-    durable_commit durable(s_->env, opts.sync);
+    nosync_commit nosync(s_->env, opts.sync);
     for (int resized = 0;;) {
       const int rc = commit_once(batch);
       if (rc == MDB_SUCCESS) return;
@@ -363,6 +543,23 @@ class lmdb_backend {
                              "mdb_txn_begin", rc);
       }
     }
+  }
+
+  // Begins a write transaction (see write_transaction_type): waits for this backend's other
+  // writers, then for LMDB's write lock, which another process may hold.
+  // Errors: backend_error "mdb_txn_begin", EACCES - the backend was opened read_only;
+  //   backend_error "mdb_txn_begin" (MDB_PANIC: reopen; ENOMEM);
+  //   limit_error - a map resize of this process did not finish within resize_wait, or the map
+  //       grown by another process cannot be adopted while snapshots of this process stay open.
+  write_transaction_type begin_write() {
+    if (s_->read_only) {
+      throw backend_error("keyschema::lmdb_backend::begin_write: " + s_->path +
+                              " was opened with lmdb_options::read_only; it cannot be written",
+                          "mdb_txn_begin", EACCES);
+    }
+    std::unique_lock wl(s_->write_mu);
+    if (s_->grow_pending.load(std::memory_order_relaxed)) s_->try_grow_early();
+    return write_transaction_type(s_.get(), std::move(wl));
   }
 
   // A view of the latest committed state.
@@ -609,6 +806,39 @@ class lmdb_backend {
       return (info.me_last_pgno + 1) * page > info.me_mapsize / 4 * 3;
     }
 
+    // After a commit, while still registered with the gate (the map cannot move): schedules an
+    // early growth when the committed state uses more than 3/4 of the map.
+    void note_usage() noexcept {
+      MDB_envinfo info;
+      ::mdb_env_info(env, &info);
+      if (used_beyond_three_quarters(info)) grow_pending.store(true, std::memory_order_relaxed);
+    }
+
+    // Begins a write transaction registered with the gate, adopting a map grown by another
+    // process. Blocks while another process (or a native transaction) holds LMDB's write lock.
+    // REQUIRES: write_mu is held. Errors: those of enter_gate(), backend_error "mdb_txn_begin".
+    MDB_txn* begin_write_txn() {
+      for (int resized = 0;;) {
+        enter_gate();
+        MDB_txn* t = nullptr;
+        const int rc = ::mdb_txn_begin(env, nullptr, 0, &t);
+        if (rc == MDB_SUCCESS) return t;
+        gate.leave();
+        if (rc == MDB_MAP_RESIZED && ++resized <= max_resize_retries) {
+          adopt_external_size();
+          continue;
+        }
+        detail::throw_status("keyschema::lmdb_backend: cannot begin a write transaction on " + path, "mdb_txn_begin",
+                             rc);
+      }
+    }
+
+    // Aborts a write transaction from begin_write_txn() and leaves the gate.
+    void end_write(MDB_txn* t) noexcept {
+      ::mdb_txn_abort(t);
+      gate.leave();
+    }
+
     // MDB_MAP_RESIZED: another process grew the map; adopt its size.
     void adopt_external_size() {
       std::size_t still_open = 0;
@@ -654,16 +884,18 @@ class lmdb_backend {
     MDB_txn* txn = nullptr;
   };
 
-  // Clears MDB_NOSYNC for one synchronous commit and sets it again afterwards. LMDB documents
-  // that MDB_NOSYNC may be changed at any time; only the (serialized) writer changes it.
-  struct durable_commit {
-    durable_commit(MDB_env* e, bool sync) noexcept : env(e), on(sync) {
-      if (on) ::mdb_env_set_flags(env, MDB_NOSYNC, 0);
-    }
-    durable_commit(const durable_commit&) = delete;
-    durable_commit& operator=(const durable_commit&) = delete;
-    ~durable_commit() {
+  // Sets MDB_NOSYNC for one commit made with write_options{.sync = false} and clears it again
+  // afterwards: the environment is opened without it, so every other commit is LMDB's durable
+  // one. LMDB documents that MDB_NOSYNC may be changed at any time; only the writer (holding
+  // env_state::write_mu) changes it.
+  struct nosync_commit {
+    nosync_commit(MDB_env* e, bool sync) noexcept : env(e), on(!sync) {
       if (on) ::mdb_env_set_flags(env, MDB_NOSYNC, 1);
+    }
+    nosync_commit(const nosync_commit&) = delete;
+    nosync_commit& operator=(const nosync_commit&) = delete;
+    ~nosync_commit() {
+      if (on) ::mdb_env_set_flags(env, MDB_NOSYNC, 0);
     }
     MDB_env* env;
     bool on;
@@ -684,27 +916,34 @@ class lmdb_backend {
       detail::throw_status("keyschema::lmdb_backend::write: cannot begin a write transaction on " + s.path,
                            "mdb_txn_begin", rc);
     }
-    for (write_batch::op o : batch) {
-      MDB_val k{o.key.size(), const_cast<char*>(o.key.data())};
-      const bool put = o.kind == write_batch::op_kind::put;
-      if (put) {
-        MDB_val v{o.value.size(), const_cast<char*>(o.value.data())};
-        rc = ::mdb_put(w.txn, s.dbi, &k, &v, 0);
-      } else {
-        rc = ::mdb_del(w.txn, s.dbi, &k, nullptr);
-        if (rc == MDB_NOTFOUND) rc = MDB_SUCCESS;
-      }
-      if (rc == MDB_SUCCESS) continue;
-      if (rc == MDB_MAP_FULL) return rc;
-      throw_write_failure(rc, put ? "mdb_put" : "mdb_del");
-    }
+    const char* call = nullptr;
+    rc = apply(s, w.txn, batch, call);
+    if (rc == MDB_MAP_FULL) return rc;
+    if (rc != MDB_SUCCESS) throw_write_failure(s, rc, call);
     rc = ::mdb_txn_commit(w.release());  // frees the transaction whatever the outcome
     if (rc == MDB_MAP_FULL) return rc;
-    if (rc != MDB_SUCCESS) throw_write_failure(rc, "mdb_txn_commit");
-    // Still registered with the gate: the map cannot move under mdb_env_info.
-    MDB_envinfo info;
-    ::mdb_env_info(s.env, &info);
-    if (s.used_beyond_three_quarters(info)) s.grow_pending.store(true, std::memory_order_relaxed);
+    if (rc != MDB_SUCCESS) throw_write_failure(s, rc, "mdb_txn_commit");
+    s.note_usage();  // still registered with the gate: the map cannot move meanwhile
+    return MDB_SUCCESS;
+  }
+
+  // Applies every operation of batch in the write transaction txn. Returns MDB_SUCCESS, or the
+  // first failure with `call` naming the LMDB function (the transaction must then be aborted).
+  static int apply(const env_state& s, MDB_txn* txn, const write_batch& batch, const char*& call) noexcept {
+    for (write_batch::op o : batch) {
+      MDB_val k{o.key.size(), const_cast<char*>(o.key.data())};
+      int rc;
+      if (o.kind == write_batch::op_kind::put) {
+        MDB_val v{o.value.size(), const_cast<char*>(o.value.data())};
+        rc = ::mdb_put(txn, s.dbi, &k, &v, 0);
+        call = "mdb_put";
+      } else {
+        rc = ::mdb_del(txn, s.dbi, &k, nullptr);
+        if (rc == MDB_NOTFOUND) rc = MDB_SUCCESS;
+        call = "mdb_del";
+      }
+      if (rc != MDB_SUCCESS) return rc;
+    }
     return MDB_SUCCESS;
   }
 
@@ -715,27 +954,30 @@ class lmdb_backend {
     return true;
   }
 
-  [[noreturn]] void throw_write_failure(int rc, const char* call) const {
+  [[noreturn]] static void throw_write_failure(const env_state& s, int rc, const char* call) {
     if (rc == MDB_TXN_FULL) {
       throw limit_error("keyschema::lmdb_backend::write: the batch touches more pages than one LMDB transaction "
                         "can hold (MDB_TXN_FULL); split it into smaller batches. Nothing was written");
     }
-    detail::throw_status("keyschema::lmdb_backend::write: " + std::string(call) + " failed on " + s_->path +
-                             "; nothing was written",
-                         call, rc);
+    const std::string what = "keyschema::lmdb_backend::write: " + std::string(call) + " failed on " + s.path;
+    if (const auto full = detail::disk_full(s.path, rc)) {
+      throw backend_error(detail::lmdb_message(what + ": disk full (" + *full + ")", rc) + "; nothing was written",
+                          call, rc);
+    }
+    detail::throw_status(what + "; nothing was written", call, rc);
   }
 
-  void check_limits(const write_batch& batch) const {
+  static void check_limits(const env_state& s, const write_batch& batch) {
     std::size_t i = 0;
     for (write_batch::op o : batch) {
       if (o.key.empty()) {
         throw limit_error("keyschema::lmdb_backend::write: operation " + std::to_string(i) +
                           " of the batch has an empty key, which LMDB cannot store (limit: 1 to " +
-                          std::to_string(s_->max_key) + " bytes). Nothing was written");
+                          std::to_string(s.max_key) + " bytes). Nothing was written");
       }
-      if (o.key.size() > s_->max_key) {
+      if (o.key.size() > s.max_key) {
         throw limit_error("keyschema::lmdb_backend::write: a key of " + std::to_string(o.key.size()) +
-                          " bytes exceeds LMDB's maximum key size of " + std::to_string(s_->max_key) +
+                          " bytes exceeds LMDB's maximum key size of " + std::to_string(s.max_key) +
                           " bytes (mdb_env_get_maxkeysize); shorten the key. Nothing was written");
       }
       if (o.kind == write_batch::op_kind::put && o.value.size() > max_value_size) {
@@ -747,20 +989,21 @@ class lmdb_backend {
     }
   }
 
-  bool lookup(MDB_txn* txn, std::string_view key, std::string& value) const {
+  static bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::string& value) {
+    if (key.empty() || key.size() > s.max_key) return false;
     MDB_val k{key.size(), const_cast<char*>(key.data())};
     MDB_val v{0, nullptr};
-    const int rc = ::mdb_get(txn, s_->dbi, &k, &v);
+    const int rc = ::mdb_get(txn, s.dbi, &k, &v);
     if (rc == MDB_NOTFOUND) return false;
-    if (rc != MDB_SUCCESS) detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s_->path, "mdb_get", rc);
+    if (rc != MDB_SUCCESS) detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s.path, "mdb_get", rc);
     value.assign(static_cast<const char*>(v.mv_data), v.mv_size);
     return true;
   }
 
-  std::shared_ptr<read_handle> new_read_handle() const {
+  std::shared_ptr<txn_handle> new_read_handle() const {
     MDB_txn* t = s_->acquire_read();
     try {
-      return std::make_shared<read_handle>(s_.get(), t);
+      return std::make_shared<txn_handle>(s_.get(), t, false);
     } catch (...) {
       s_->release_read(t);
       throw;
@@ -771,6 +1014,12 @@ class lmdb_backend {
     namespace fs = std::filesystem;
     const std::string where = "keyschema::lmdb_backend: ";
     require_engine(path, storage_engine::lmdb, "keyschema::lmdb_backend");  // before LMDB creates anything
+    if (options.max_map_size < options.map_size) {
+      throw backend_error(where + "lmdb_options::max_map_size (" + std::to_string(options.max_map_size) +
+                              " bytes) is below lmdb_options::map_size (" + std::to_string(options.map_size) +
+                              " bytes) for " + path.string() + "; raise max_map_size or lower map_size",
+                          "mdb_env_set_mapsize", EINVAL);
+    }
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
       if (fs::exists(path, ec)) {
@@ -811,11 +1060,15 @@ class lmdb_backend {
     s->path = canonical.string();
     s->read_only = options.read_only;
 
+    // A truncated or impossible data.mdb would crash the process once mapped: refuse it first.
+    detail::check_data_file(s->path);
+
     int rc = ::mdb_env_create(&s->env);
     if (rc != MDB_SUCCESS) {
       s->env = nullptr;
       detail::throw_status(where + "cannot create an LMDB environment handle", "mdb_env_create", rc);
     }
+    ::mdb_env_set_assert(s->env, &detail::report_assert);
     if (rc = ::mdb_env_set_maxreaders(s->env, options.max_readers); rc != MDB_SUCCESS) {
       detail::throw_status(where + "invalid lmdb_options::max_readers " + std::to_string(options.max_readers),
                            "mdb_env_set_maxreaders", rc);
@@ -825,7 +1078,7 @@ class lmdb_backend {
       detail::throw_status(where + "invalid lmdb_options::map_size " + std::to_string(options.map_size),
                            "mdb_env_set_mapsize", rc);
     }
-    const unsigned flags = MDB_NOTLS | MDB_NOSYNC | (options.read_only ? MDB_RDONLY : 0u);
+    const unsigned flags = MDB_NOTLS | (options.read_only ? MDB_RDONLY : 0u);
     rc = ::mdb_env_open(s->env, s->path.c_str(), flags, static_cast<mdb_mode_t>(options.mode));
     if (rc != MDB_SUCCESS) {
       ::mdb_env_close(s->env);  // required after a failed mdb_env_open
