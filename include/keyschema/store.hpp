@@ -591,21 +591,48 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     }
   }
 
+  bool backend_read_only() const {
+    if constexpr (requires(const Backend& b) { static_cast<bool>(b.read_only()); }) {
+      return backend_.read_only();
+    } else {
+      return false;
+    }
+  }
+
+  // Checks or records the schema record. On a backend with write transactions (LMDB) the read and
+  // the write happen in one of them, so two processes creating one database with different
+  // schemas at the same moment cannot both record theirs.
   void check_fingerprint(bool adopting) {
+    if constexpr (backend_with_write_transaction<Backend>) {
+      if (!backend_read_only()) {
+        auto t = backend_.begin_write();
+        check_record(
+            adopting, [&](std::string& v) { return t.get(schema_key, v); },
+            [&] { return t.cursor(key_range{}); },
+            [&](const write_batch& b) { t.commit(b, write_options{.sync = true}); });
+        return;  // an uncommitted t (record present) is aborted here
+      }
+    }
+    check_record(
+        adopting, [&](std::string& v) { return backend_.get(schema_key, v, nullptr); },
+        [&] { return backend_.cursor(key_range{}, nullptr); },
+        [&](const write_batch& b) { backend_.write(b, write_options{.sync = true}); });
+  }
+
+  template <class Get, class Cursor, class Write>
+  void check_record(bool adopting, Get&& get, Cursor&& cursor, Write&& write) {
     std::string stored;
     const std::string expected = layout<Schema>::record();
-    if (!backend_.get(schema_key, stored, nullptr)) {
-      if constexpr (requires(const Backend& b) { static_cast<bool>(b.read_only()); }) {
-        if (backend_.read_only()) {
-          throw schema_error(where() + ": read-only open of a database that has no keyschema schema record; open it "
-                                       "read-write once, or with adopt" +
-                             (adopting ? " (adopting records the schema, which a read-only open cannot)" : ""));
-        }
+    if (!get(stored)) {
+      if (backend_read_only()) {
+        throw schema_error(where() + ": read-only open of a database that has no keyschema schema record; open it "
+                                     "read-write once, or with adopt" +
+                           (adopting ? " (adopting records the schema, which a read-only open cannot)" : ""));
       }
       if (!adopting) {
         constexpr std::size_t cap = 1000;
         std::size_t n = 0;
-        for (auto c = backend_.cursor(key_range{}, nullptr); c.valid() && n < cap; c.next()) ++n;
+        for (auto c = cursor(); c.valid() && n < cap; c.next()) ++n;
         if (n != 0) {
           throw schema_error(where() + " holds " + std::to_string(n) + (n == cap ? "+" : "") +
                              " keys not written by keyschema (it has no keyschema schema record), so nothing says "
@@ -615,7 +642,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       }
       write_batch b;
       b.put(schema_key, expected);
-      backend_.write(b, write_options{.sync = true});
+      write(b);
       return;
     }
     if (stored == expected) return;
