@@ -17,7 +17,8 @@
 //     nanoseconds -> milliseconds, never another clock);
 //   - for desc<T>, std::optional<T> and std::tuple<Ts...> fields: a value accepted for T (or a
 //     desc / optional / tuple of such values, std::nullopt for an optional), element by element;
-//   - any other type that converts implicitly to the field's type (as keys do).
+//   - any other type that converts implicitly to the field's type (as keys do), except numbers
+//     and std::chrono values, which convert only as above.
 // Everything else is a compile error at the public entry point (scan, erase_prefix, the bound
 // members of scan_view) naming the keyspace, the field, the argument type and the field type:
 // a lossy conversion (a finer chrono unit, a floating value for an integer field, double for a
