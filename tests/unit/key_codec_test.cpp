@@ -167,6 +167,16 @@ void check_refused(const Valid& valid, const std::string& key, const std::string
     CHECK(what.find(shown) != std::string::npos);
   }
   CHECK_THROWS_AS(ranges::distance(db.template scan<KS>().reverse()), ks::decode_error);
+  // A range erase refuses the same keys (before erasing anything of this batch).
+  CHECK_THROWS_AS(db.template erase_prefix<KS>(), ks::decode_error);
+  CHECK(db.template contains<KS>(valid));
+  {
+    auto txn = db.transaction();
+    CHECK_THROWS_AS(txn.template erase_prefix<KS>(), ks::decode_error);
+    txn.rollback();
+  }
+  std::string v;
+  CHECK(inner.get(key, v, nullptr));
 }
 }  // namespace
 

@@ -78,20 +78,11 @@ struct key_codec {
     }
   }
 
-  // The layout check of decode() without building the fields (elements are skipped, not
-  // decoded, so a field value that does not fit its type is not detected here).
-  // Throws decode_error naming the keyspace and the key: malformed element, or bytes after the
-  // last segment.
+  // Whether key belongs to this keyspace, by the rule of decode() (range erases use it, so they
+  // refuse exactly the keys a scan refuses). Throws decode_error as decode() does.
   static bool matches(std::string_view key) {
-    try {
-      tuple::reader r(key);
-      std::nullptr_t none = nullptr;
-      if (!walk_segments(r, none, std::make_index_sequence<KS::segment_count>{})) return false;
-      if (!r.at_end()) fail_trailing(r);
-      return true;
-    } catch (const decode_error& e) {
-      rethrow_in_keyspace(KS::name, key, "key", e);
-    }
+    key_type k;
+    return decode(key, k);
   }
 
  private:
@@ -116,15 +107,15 @@ struct key_codec {
     }
   }
 
-  // Walks the segments; with Out = key_type decodes each field into it, with Out = std::nullptr_t
-  // only checks the layout and skips the fields.
-  template <class Out, std::size_t... S>
-  static bool walk_segments(tuple::reader& r, Out& out, std::index_sequence<S...>) {
+  // Walks the segments, decoding each field into out; false at the first segment that shows the
+  // key is another keyspace's.
+  template <std::size_t... S>
+  static bool walk_segments(tuple::reader& r, key_type& out, std::index_sequence<S...>) {
     return (walk_segment<S>(r, out) && ...);
   }
 
-  template <std::size_t S, class Out>
-  static bool walk_segment(tuple::reader& r, Out& out) {
+  template <std::size_t S>
+  static bool walk_segment(tuple::reader& r, key_type& out) {
     using seg = std::tuple_element_t<S, segments>;
     if constexpr (is_lit<seg>::value) {
       if (!r.remaining().starts_with(seg::encoded)) return false;
@@ -133,10 +124,7 @@ struct key_codec {
     } else {
       using T = typename seg::type;
       if (r.at_end() || !codec_traits<T>::type_codes().contains(r.peek())) return false;
-      if constexpr (std::is_same_v<Out, key_type>)
-        std::get<KS::fields_before[S]>(out) = codec_traits<T>::decode(r);
-      else
-        r.skip_element();
+      std::get<KS::fields_before[S]>(out) = codec_traits<T>::decode(r);
       return true;
     }
   }
