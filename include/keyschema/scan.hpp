@@ -112,6 +112,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   // Entries whose next field is >= v (in key order).
   template <class V>
   scan_view from(const V& v) const {
+    static_assert(bound_accepted<V>());
     scan_view s = *this;
     s.lower_ = bound(v, false);
     return s;
@@ -119,6 +120,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   // Entries whose next field is > v.
   template <class V>
   scan_view after(const V& v) const {
+    static_assert(bound_accepted<V>());
     scan_view s = *this;
     s.lower_ = bound(v, true);
     return s;
@@ -126,6 +128,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   // Entries whose next field is < v.
   template <class V>
   scan_view to(const V& v) const {
+    static_assert(bound_accepted<V>());
     scan_view s = *this;
     s.upper_ = bound(v, false);
     return s;
@@ -133,6 +136,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   // Entries whose next field is <= v.
   template <class V>
   scan_view through(const V& v) const {
+    static_assert(bound_accepted<V>());
     scan_view s = *this;
     s.upper_ = bound(v, true);
     return s;
@@ -158,13 +162,22 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
  private:
   friend ranges::range_access;
 
+  // Whether V may bound the next field (a compile error naming the field otherwise; see
+  // detail/key_argument.hpp). With no next field, bound() reports that instead.
+  template <class V>
+  static constexpr bool bound_accepted() {
+    if constexpr (K < KS::field_count)
+      return detail::check_field_argument<KS, K, V>();
+    else
+      return true;
+  }
+
   template <class V>
   std::string bound(const V& v, bool past) const {
     static_assert(K < KS::field_count,
                   "keyschema::scan_view: every field is already fixed by the prefix, so there is no next "
                   "field to bound; give fewer prefix values");
     constexpr std::size_t field = K < KS::field_count ? K : 0;
-    if constexpr (K < KS::field_count) static_assert(detail::check_field_argument<KS, K, V>());
     std::string b = prefix_;
     detail::encode_argument<typename KS::template field_at<field>::type, V>(b, v);
     if (past) b.push_back('\xff');

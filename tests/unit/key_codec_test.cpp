@@ -291,3 +291,30 @@ TEST_CASE("a user codec as the first segment never sees the schema record or nei
   CHECK(seen == std::vector<std::string>{"two", "one"});
   CHECK(ranges::distance(db.scan<names>()) == 1);
 }
+
+TEST_CASE("changing a time field's unit or clock is a schema error on open", "[key][chrono][fingerprint]") {
+  using exp_ms = ks::keyspace<"exp", std::string, ks::lit<"E">, ks::field<"t", sys_time<milliseconds>>>;
+  using exp_us = ks::keyspace<"exp", std::string, ks::lit<"E">, ks::field<"t", sys_time<microseconds>>>;
+  using exp_steady = ks::keyspace<"exp", std::string, ks::lit<"E">, ks::field<"t", time_point<steady_clock, milliseconds>>>;
+  using ttl_s = ks::keyspace<"exp", std::string, ks::lit<"E">, ks::field<"t", seconds>>;
+  ks::memory_backend inner;
+  {
+    ks::store<ks::schema<exp_ms>, keyschema_test::ref_backend<>> db{keyschema_test::ref_backend<>(inner)};
+    db.put<exp_ms>({sys_time<milliseconds>(1500ms)}, "x");
+  }
+  try {
+    ks::store<ks::schema<exp_us>, keyschema_test::ref_backend<>> db{keyschema_test::ref_backend<>(inner)};
+    FAIL("microseconds opened a database written in milliseconds");
+  } catch (const ks::schema_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("duration<i64,1/1000>") != std::string::npos);
+    CHECK(what.find("duration<i64,1/1000000>") != std::string::npos);
+  }
+  using steady_store = ks::store<ks::schema<exp_steady>, keyschema_test::ref_backend<>>;
+  CHECK_THROWS_AS(steady_store{keyschema_test::ref_backend<>(inner)}, ks::schema_error);
+  using ttl_store = ks::store<ks::schema<ttl_s>, keyschema_test::ref_backend<>>;
+  CHECK_THROWS_AS(ttl_store{keyschema_test::ref_backend<>(inner)}, ks::schema_error);
+  // The same schema still opens and reads the value back.
+  ks::store<ks::schema<exp_ms>, keyschema_test::ref_backend<>> db{keyschema_test::ref_backend<>(inner)};
+  CHECK(db.get<exp_ms>({sys_time<milliseconds>(1500ms)}) == "x");
+}
