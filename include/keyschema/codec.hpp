@@ -6,7 +6,9 @@
 // std::optional<T>, std::tuple<Ts...> (nested tuple), enums, std::chrono durations and time
 // points with integral representation, and keyschema::desc<T> (descending order).
 // std::string_view, const char* and char arrays (string literals) are encode-only: they encode
-// like std::string and decode as std::string.
+// like std::string and decode as std::string. Durations and time points are named with their
+// period and clock ("time_point<system_clock,duration<i64,1/1000>>"); a time point needs
+// keyschema::clock_name<Clock> (see detail/codec_scalars.hpp).
 //
 // Users add types in one of two forms:
 //
@@ -22,8 +24,12 @@
 //          static void encode(std::string& out, const point& p);  // appends exactly one element
 //          static point decode(keyschema::tuple::reader& in);     // consumes exactly one element
 //          static constexpr std::string_view name = "point";      // identity for schema fingerprints
-//          static constexpr keyschema::type_code_set type_codes = keyschema::type_code_set::of(0x05);  // optional
+//          static constexpr keyschema::type_code_set type_codes = keyschema::type_code_set::of(0x05);  // e.g. it writes a std::tuple
 //        };
+//      type_codes (the first bytes an element can start with) is required for a full codec used
+//      in a key field, at any depth of its type, and must not contain 0xFF; a schema breaking
+//      either rule does not compile (the diagnostic names the codec). Scans tell another
+//      keyspace's key from a damaged one by it. Mapped codecs inherit their repr's.
 //      A full codec must write one self-delimiting element whose byte order is the intended
 //      order of T. An encoding may be a proper prefix of another only when the longer one goes
 //      on with 0xff (as FDB strings and nested tuples do: "a" = 02 61 00, "a\0" = 02 61 00 ff 00);
@@ -174,7 +180,8 @@ struct codec_traits {
   }
 
   // The set of first bytes an element of T can start with. Full codecs that do not declare
-  // type_codes report all 256; mapped codecs report their repr's set unless they declare one.
+  // type_codes report all 256 (the schema check rejects them as key fields); mapped codecs
+  // report their repr's set unless they declare one.
   static constexpr type_code_set type_codes() {
     if constexpr (detail::codec_has_type_codes<T>)
       return type_code_set(codec<T>::type_codes);

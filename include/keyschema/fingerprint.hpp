@@ -1,8 +1,11 @@
 // keyschema/fingerprint.hpp: the schema fingerprint stores check on every open.
 //
 // The layout of a schema is a text naming, for each keyspace in order, its name, its value codec
-// and its segments (literal text, or field name and key codec identity):
+// and its segments (literal text, or field name and key codec identity; the identity of a
+// duration includes its period and that of a time point its clock, so a field changed from
+// milliseconds to microseconds no longer matches):
 //   keyschema-layout/1;message_metadata=raw{lit:DESTINATION,field:destination:string,...};...
+//   ...;expiry=raw{lit:EXPIRY,field:expires_at:time_point<system_clock,duration<i64,1/1000>>};
 // The fingerprint is the 64-bit FNV-1a hash of that text, computed at compile time. A store
 // writes the fingerprint and the layout text under a reserved key (schema_key, which starts with
 // 0xFF, a byte no tuple-encoded key starts with) the first time it opens a database, and checks

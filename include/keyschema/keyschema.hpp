@@ -5,6 +5,11 @@
 // the one header of the component you need. Storage engine adapters live in their own headers
 // and CMake targets: <keyschema/leveldb.hpp> (keyschema::leveldb), <keyschema/lmdb.hpp>
 // (keyschema::lmdb).
+//
+// Known limit: scans are range-v3 views, so this header (like <keyschema/scan.hpp> and
+// <keyschema/store.hpp>) includes range-v3, which declares a global `namespace meta`. A type
+// named `meta` at global scope then fails to compile ("redeclared as different kind of entity");
+// declare it in your own namespace (tests/compile_fail/known_limit_global_meta.cpp shows it).
 #pragma once
 
 #include <keyschema/backend.hpp>         // the byte-level backend contract

@@ -14,9 +14,16 @@
 // descending order of T). Nothing touches the database until begin() is called; each begin()
 // opens a fresh cursor, so iterating a view twice scans twice.
 //
-// Keys in the scanned range that do not have KS's layout (possible when another keyspace shares
-// the leading literals) are skipped. A key or value with KS's layout whose bytes do not decode
-// throws decode_error naming the keyspace and the key.
+// A bound or prefix value converts to its field's type only when that cannot change its meaning:
+// lossless std::chrono conversions (a sys_seconds bound on a sys_time<milliseconds> field) and
+// integers of any width are exact; a lossy one (system_clock::now() on a millisecond field) is a
+// compile error naming the keyspace and the field (detail/key_argument.hpp has the rules).
+//
+// Keys in the scanned range that belong to another keyspace (a literal differs, or an element
+// starts with a type code the field's type cannot have: the schema check separates keyspaces by
+// exactly this) are skipped. Any other key must decode exactly as KS's: a malformed element, an
+// integer that does not fit its field (for every width and signedness), bytes after the last
+// element, or a value that does not decode throw decode_error naming the keyspace and the key.
 //
 // Lifetime: a view refers to the object it was made from (store, snapshot or transaction), which
 // must outlive it and every iterator. An iterator's entry is valid until the iterator is
@@ -46,23 +53,6 @@ KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace detail {
 
-// A printable form of a key for error messages: the decoded tuple, or escaped bytes.
-inline std::string describe_key(std::string_view key) {
-  try {
-    return tuple::to_string(tuple::unpack_dynamic(key));
-  } catch (const decode_error&) {
-    std::string out;
-    append_quoted(out, key, true);  // b"..." with \xNN escapes
-    return out;
-  }
-}
-
-[[noreturn]] inline void rethrow_in_keyspace(std::string_view keyspace, std::string_view key, const char* part,
-                                             const decode_error& e) {
-  throw decode_error("keyschema: keyspace '" + std::string(keyspace) + "', key " + describe_key(key) + ": the " +
-                     part + " does not decode: " + e.what());
-}
-
 // Decodes a stored value of KS; decode errors name the keyspace and the key.
 template <class KS>
 typename KS::value_type decode_value(std::string_view key, std::string_view value) {
@@ -73,14 +63,11 @@ typename KS::value_type decode_value(std::string_view key, std::string_view valu
   }
 }
 
-// Decodes key into out when it has KS's layout; false when it belongs to another keyspace.
+// Decodes key into out when it is KS's; false when it belongs to another keyspace (see
+// key_codec::decode; decode errors name the keyspace and the key).
 template <class KS>
 bool decode_key(std::string_view key, typename KS::key_type& out) {
-  try {
-    return key_codec<KS>::decode(key, out);
-  } catch (const decode_error& e) {
-    rethrow_in_keyspace(KS::name, key, "key", e);
-  }
+  return key_codec<KS>::decode(key, out);
 }
 
 // The bounds of the entries of KS whose key starts with prefix (covering `fields` fields):
@@ -125,6 +112,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   // Entries whose next field is >= v (in key order).
   template <class V>
   scan_view from(const V& v) const {
+    static_assert(bound_accepted<V>());
     scan_view s = *this;
     s.lower_ = bound(v, false);
     return s;
@@ -132,6 +120,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   // Entries whose next field is > v.
   template <class V>
   scan_view after(const V& v) const {
+    static_assert(bound_accepted<V>());
     scan_view s = *this;
     s.lower_ = bound(v, true);
     return s;
@@ -139,6 +128,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   // Entries whose next field is < v.
   template <class V>
   scan_view to(const V& v) const {
+    static_assert(bound_accepted<V>());
     scan_view s = *this;
     s.upper_ = bound(v, false);
     return s;
@@ -146,6 +136,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   // Entries whose next field is <= v.
   template <class V>
   scan_view through(const V& v) const {
+    static_assert(bound_accepted<V>());
     scan_view s = *this;
     s.upper_ = bound(v, true);
     return s;
@@ -171,13 +162,24 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
  private:
   friend ranges::range_access;
 
+  // Whether V may bound the next field (a compile error naming the field otherwise; see
+  // detail/key_argument.hpp). With no next field, bound() reports that instead.
+  template <class V>
+  static constexpr bool bound_accepted() {
+    if constexpr (K < KS::field_count)
+      return detail::check_field_argument<KS, K, V>();
+    else
+      return true;
+  }
+
   template <class V>
   std::string bound(const V& v, bool past) const {
     static_assert(K < KS::field_count,
                   "keyschema::scan_view: every field is already fixed by the prefix, so there is no next "
                   "field to bound; give fewer prefix values");
+    constexpr std::size_t field = K < KS::field_count ? K : 0;
     std::string b = prefix_;
-    detail::encode_field_as<typename KS::template field_at<(K < KS::field_count ? K : 0)>::type>(b, v);
+    detail::encode_argument<typename KS::template field_at<field>::type, V>(b, v);
     if (past) b.push_back('\xff');
     return b;
   }

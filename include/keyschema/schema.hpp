@@ -20,18 +20,26 @@
 //   - keyspace names are unique, and every keyspace has at least one segment;
 //   - field names are unique within a keyspace;
 //   - every field type has an order-preserving key codec, the value type a value codec;
+//   - every codec in a field's type that writes its own encoding declares type_codes, and no
+//     type_codes include 0xFF (codecs defined through repr inherit their repr's);
 //   - prefix-disjointness: no key of one keyspace can equal, or be a prefix of, a key of another.
-//     Decided segment by segment: two literals with different text separate the keyspaces; a
-//     literal facing a field separates them only when the field's type can never encode to a
+//     Decided segment by segment: two literals separate the keyspaces when their encodings differ
+//     at some byte; when one literal's encoding is a byte prefix of the other's (lit<"a"> and
+//     lit<"a\0">), the comparison goes on byte-wise into the following segments, and the shorter
+//     side separates only if it has more segments (they face the longer literal's 0xFF escape);
+//     a literal facing a field separates them only when the field's type can never encode to a
 //     string element (a bytes or integer field can't, a std::string field can); two fields
-//     separate them when their encodings start with disjoint type codes. Running out of segments
-//     while everything so far could be equal is a collision.
+//     separate them when their encodings start with disjoint type codes, or, for two nested
+//     tuples or two desc<T>, when the bytes after that common code are disjoint
+//     (desc<std::string> vs desc<std::uint64_t>). Running out of segments while everything so far
+//     could be equal is a collision.
 //
 // Thread-safety: everything here is types and constexpr data.
 #pragma once
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/tuple_codes.hpp>
 #include <keyschema/fixed_string.hpp>
 #include <keyschema/tuple.hpp>
 #include <keyschema/value_codec.hpp>
@@ -185,6 +193,90 @@ struct is_keyspace : std::bool_constant<requires { requires std::is_same_v<typen
 template <class T>
 struct is_schema : std::bool_constant<requires { requires std::is_same_v<typename T::keyschema_kind, schema_tag>; }> {};
 
+// What a field's codec declares about its first bytes. A codec that writes its own encoding
+// (full codec) must declare type_codes: scans tell a neighbour's key from a damaged one by it, and
+// the schema check separates keyspaces by it. No element may start with 0xff: a literal's
+// encoding is a prefix of a longer literal's only through the escape 00 ff ("a" and "a\0"), and
+// the schema check relies on no element starting with that byte.
+enum class codes_issue { none, undeclared, includes_ff };
+
+template <codes_issue I, class Codec>
+struct codes_result {
+  static constexpr codes_issue issue = I;
+  using type = Codec;  // the codec type at fault (void when none)
+};
+
+template <class... R>
+struct first_codes_issue {
+  using type = codes_result<codes_issue::none, void>;
+};
+template <class R, class... Rs>
+struct first_codes_issue<R, Rs...> {
+  using type = std::conditional_t<R::issue != codes_issue::none, R, typename first_codes_issue<Rs...>::type>;
+};
+
+template <class T>
+constexpr codes_issue own_codes_issue() {
+  if constexpr (codec_has_type_codes<T>)
+    return type_code_set(codec<T>::type_codes).contains(0xff) ? codes_issue::includes_ff : codes_issue::none;
+  else if constexpr (full_encoder<T>)
+    return codes_issue::undeclared;
+  else
+    return codes_issue::none;  // mapped: the repr decides
+}
+
+template <class T>
+struct codes_check;
+template <class T>
+using codes_check_t = typename codes_check<T>::type;
+
+template <class... U>
+constexpr auto tuple_codes_check(std::tuple<U...>*) {
+  return typename first_codes_issue<codes_check_t<U>...>::type{};
+}
+
+template <class T>
+constexpr auto inner_codes_check() {
+  if constexpr (is_optional<T>::value)
+    return codes_check_t<typename T::value_type>{};
+  else if constexpr (is_desc<T>::value)
+    return codes_check_t<decltype(T::value)>{};
+  else if constexpr (is_std_tuple<T>::value)
+    return tuple_codes_check(static_cast<T*>(nullptr));
+  else if constexpr (mapped_codec<T>)
+    return codes_check_t<typename codec<T>::repr>{};
+  else
+    return codes_result<codes_issue::none, void>{};
+}
+
+// The first codec in T (the elements of composites first, then T itself) whose type_codes are
+// missing or include 0xff. REQUIRES: key_encodable<T>.
+template <class T>
+struct codes_check {
+  using inner = decltype(inner_codes_check<T>());
+  using type = std::conditional_t<inner::issue != codes_issue::none, inner, codes_result<own_codes_issue<T>(), T>>;
+};
+
+// The set of second bytes of T's elements when all of them start with one composite code
+// (0x05 nested tuple, 0x40 desc); all() when unknown. Two such fields with the same first code
+// can still never meet when these sets are disjoint: desc<std::string> and desc<std::uint64_t>,
+// std::tuple<std::int64_t> and std::tuple<std::string>.
+template <class T>
+constexpr type_code_set second_codes() {
+  if constexpr (mapped_codec<T> && !codec_has_type_codes<T>) {
+    return second_codes<typename codec<T>::repr>();
+  } else if constexpr (is_std_tuple<T>::value) {
+    if constexpr (std::tuple_size_v<T> == 0)
+      return type_code_set::of(code::null);  // the terminator
+    else
+      return codec_traits<std::tuple_element_t<0, T>>::type_codes();  // a nested null is 00 ff: still 00
+  } else if constexpr (is_desc<T>::value) {
+    return codec_traits<decltype(T::value)>::type_codes().complemented();
+  } else {
+    return type_code_set::all();
+  }
+}
+
 // What the validator knows of one segment.
 struct segment_info {
   bool literal = false;
@@ -192,6 +284,8 @@ struct segment_info {
   std::string_view encoded;  // literal bytes
   type_code_set codes;       // first bytes a field's encoding can start with
   bool has_codec = true;
+  codes_issue issue = codes_issue::none;   // of the field's codec
+  type_code_set second = type_code_set::all();  // see second_codes
 };
 
 template <class S>
@@ -199,7 +293,9 @@ constexpr segment_info describe_segment() {
   if constexpr (is_lit<S>::value) {
     return segment_info{true, S::text, S::encoded, type_code_set::of(0x02), true};
   } else if constexpr (key_encodable<typename S::type>) {
-    return segment_info{false, S::name, {}, codec_traits<typename S::type>::type_codes(), true};
+    using T = typename S::type;
+    return segment_info{false, S::name, {}, codec_traits<T>::type_codes(), true, codes_check_t<T>::issue,
+                        second_codes<T>()};
   } else {
     return segment_info{false, S::name, {}, type_code_set::all(), false};
   }
@@ -221,6 +317,8 @@ enum class problem_kind {
   duplicate_keyspace_name,
   duplicate_field_name,
   field_without_codec,
+  codec_without_type_codes,
+  codec_type_codes_include_ff,
   value_without_codec,
   keyspaces_collide,
 };
@@ -232,30 +330,60 @@ struct schema_problem {
   std::size_t segment = 0;  // segment position (0-based)
 };
 
+// Whether two fields facing each other can encode to the same element.
+constexpr bool fields_may_meet(const segment_info& x, const segment_info& y) {
+  if (!x.codes.intersects(y.codes)) return false;
+  if (x.codes == y.codes && x.codes.count() == 1 && (x.codes.contains(code::nested) || x.codes.contains(code::desc)))
+    return x.second.intersects(y.second);
+  return true;
+}
+
 // Returns npos when every key of A differs from every key of B before either ends. Otherwise
-// the keys can collide, and the result is the first segment position where the two are not the
-// same literal (where a literal faces a field, or two fields can encode alike), or the position
-// where one keyspace runs out of segments when all before are equal literals: the place to
-// make them differ.
+// the keys can collide, and the result is the first segment position (in A) where the two are
+// not the same literal (a literal faces a field, two fields can encode alike, or one literal's
+// encoding is a byte prefix of the other's), or the position where one keyspace runs out of
+// segments when all before are equal literals: the place to make them differ.
+// Literals are compared byte by byte: "a" (02 61 00) is a prefix of "a\0" (02 61 00 ff 00), so a
+// key ("a") is a prefix of every key ("a\0", ...). What follows the shorter literal then faces the
+// longer one's 0xff, which no element starts with (fields with 0xff in their type codes are
+// rejected before this check), so the two separate there unless the shorter keyspace ends.
+// REQUIRES: no field of A or B has a codes_issue.
 template <std::size_t NA, std::size_t NB>
 constexpr std::size_t collision_position(const std::array<segment_info, NA>& a, const std::array<segment_info, NB>& b) {
   constexpr std::size_t npos = static_cast<std::size_t>(-1);
   std::size_t first_ambiguous = npos;
-  for (std::size_t i = 0;; ++i) {
-    if (i == NA || i == NB) return first_ambiguous == npos ? i : first_ambiguous;
+  std::size_t i = 0, j = 0;    // segment positions in a and b
+  std::size_t ia = 0, jb = 0;  // byte offsets inside the literals a[i] and b[j]
+  for (;;) {
+    if (i == NA || j == NB) return first_ambiguous == npos ? (i == NA ? i : j) : first_ambiguous;
     const segment_info& x = a[i];
-    const segment_info& y = b[i];
+    const segment_info& y = b[j];
     if (x.literal && y.literal) {
-      if (x.encoded != y.encoded) return npos;
+      const std::string_view xs = x.encoded.substr(ia);
+      const std::string_view ys = y.encoded.substr(jb);
+      const std::size_t n = xs.size() < ys.size() ? xs.size() : ys.size();
+      if (xs.substr(0, n) != ys.substr(0, n)) return npos;
+      if (xs.size() != ys.size() && first_ambiguous == npos) first_ambiguous = i;
+      ia += n;
+      jb += n;
+      if (ia == x.encoded.size()) ++i, ia = 0;
+      if (jb == y.encoded.size()) ++j, jb = 0;
       continue;
     }
     if (x.literal || y.literal) {
       const segment_info& f = x.literal ? y : x;
-      if (!f.codes.contains(0x02)) return npos;
-    } else if (!x.codes.intersects(y.codes)) {
+      const std::string_view rest = x.literal ? x.encoded.substr(ia) : y.encoded.substr(jb);
+      if (!f.codes.contains(static_cast<std::uint8_t>(rest[0]))) return npos;
+      // A field facing the middle of a literal: cannot happen when no field starts with 0xff;
+      // reported as a collision rather than assumed away.
+      if (rest.size() != (x.literal ? x.encoded.size() : y.encoded.size()))
+        return first_ambiguous == npos ? i : first_ambiguous;
+    } else if (!fields_may_meet(x, y)) {
       return npos;
     }
     if (first_ambiguous == npos) first_ambiguous = i;
+    ++i;
+    ++j;
   }
 }
 
@@ -304,6 +432,12 @@ constexpr schema_problem find_problem(schema<K...>*) {
               if (segs[s].literal) continue;
               if (!segs[s].has_codec) {
                 p = {problem_kind::field_without_codec, idx, 0, s};
+                break;
+              }
+              if (segs[s].issue != codes_issue::none) {
+                p = {segs[s].issue == codes_issue::undeclared ? problem_kind::codec_without_type_codes
+                                                              : problem_kind::codec_type_codes_include_ff,
+                     idx, 0, s};
                 break;
               }
               for (std::size_t t = 0; t < s; ++t) {
@@ -382,6 +516,27 @@ struct field_without_key_codec {
   static constexpr bool value = false;
 };
 
+template <fixed_string Keyspace, std::size_t SegmentPosition, class Codec>
+struct codec_without_type_codes {
+  static_assert(always_false<SegmentPosition>,
+                "keyschema::keyspace: the key codec of Codec (used by the field at SegmentPosition, see this "
+                "instantiation) writes its own encoding but declares no type_codes, so scans could not tell "
+                "another keyspace's key from a damaged one; add static constexpr keyschema::type_code_set "
+                "type_codes = keyschema::type_code_set::of(...) (the first bytes its elements start with) to "
+                "keyschema::codec<Codec>, or define the codec through repr");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Keyspace, std::size_t SegmentPosition, class Codec>
+struct codec_type_codes_include_ff {
+  static_assert(always_false<SegmentPosition>,
+                "keyschema::keyspace: the type_codes of keyschema::codec<Codec> (used by the field at "
+                "SegmentPosition, see this instantiation) include 0xFF, which no key element may start with "
+                "(the schema check and the literal escape 00 FF rely on it); make the encoding start with a "
+                "code below 0xFF, e.g. an FDB user type code 0x40..0x4f");
+  static constexpr bool value = false;
+};
+
 template <fixed_string Keyspace>
 struct value_without_codec {
   static_assert(always_false<Keyspace.size()>,
@@ -428,6 +583,16 @@ constexpr bool diagnose_schema() {
       return diagnostic::duplicate_field_name<std::tuple_element_t<p.a, ks>::name_string, p.segment>::value;
     } else if constexpr (p.kind == problem_kind::field_without_codec) {
       return diagnostic::field_without_key_codec<std::tuple_element_t<p.a, ks>::name_string, p.segment>::value;
+    } else if constexpr (p.kind == problem_kind::codec_without_type_codes ||
+                         p.kind == problem_kind::codec_type_codes_include_ff) {
+      using field_type = typename std::tuple_element_t<p.segment, typename std::tuple_element_t<p.a, ks>::segments>::type;
+      using codec_type = typename codes_check_t<field_type>::type;
+      if constexpr (p.kind == problem_kind::codec_without_type_codes)
+        return diagnostic::codec_without_type_codes<std::tuple_element_t<p.a, ks>::name_string, p.segment,
+                                                    codec_type>::value;
+      else
+        return diagnostic::codec_type_codes_include_ff<std::tuple_element_t<p.a, ks>::name_string, p.segment,
+                                                       codec_type>::value;
     } else if constexpr (p.kind == problem_kind::value_without_codec) {
       return diagnostic::value_without_codec<std::tuple_element_t<p.a, ks>::name_string>::value;
     } else {

@@ -118,6 +118,7 @@ class basic_reader {
     static_assert(sizeof...(P) <= KS::field_count,
                   "keyschema::scan: more prefix values than the keyspace has fields; pass at most "
                   "KS::field_count values, in field order");
+    static_assert(check_prefix_arguments<KS, P...>());
     std::string p;
     key_codec<KS>::encode_prefix(p, prefix...);
     return scan_view<KS, Derived, sizeof...(P)>(&self(), std::move(p));

@@ -60,13 +60,6 @@ struct value_codec<std::tuple<Ts...>> {
   static std::tuple<Ts...> decode(std::string_view in) { return tuple::unpack<Ts...>(in); }
 };
 
-namespace detail {
-template <class T>
-struct is_std_tuple : std::false_type {};
-template <class... Ts>
-struct is_std_tuple<std::tuple<Ts...>> : std::true_type {};
-}  // namespace detail
-
 template <class T>
   requires(key_encodable<T> && !std::same_as<T, std::string> && !std::same_as<T, bytes> && !detail::is_std_tuple<T>::value)
 struct value_codec<T> {

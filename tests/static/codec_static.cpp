@@ -143,18 +143,37 @@ static_assert(codec_traits<std::tuple<std::tuple<std::int32_t>, std::optional<ks
               "tuple<tuple<i32>,optional<desc<string>>>");
 static_assert(codec_traits<small>::name() == "u8" && codec_traits<wide>::name() == "i64" &&
               codec_traits<letter>::name() == "i8");
-static_assert(codec_traits<std::chrono::milliseconds>::name() == "i64" &&
-              codec_traits<std::chrono::sys_seconds>::name() == "i64");
+// Durations name their period and time points their clock, so a change of unit or clock changes
+// the schema fingerprint.
+static_assert(codec_traits<std::chrono::milliseconds>::name() == "duration<i64,1/1000>" &&
+              codec_traits<std::chrono::sys_seconds>::name() == "time_point<system_clock,duration<i64,1/1>>");
+static_assert(codec_traits<std::chrono::sys_time<std::chrono::microseconds>>::name() ==
+              "time_point<system_clock,duration<i64,1/1000000>>");
+static_assert(codec_traits<std::chrono::duration<std::uint16_t, std::ratio<60>>>::name() == "duration<u16,60/1>");
+static_assert(codec_traits<std::chrono::steady_clock::time_point>::name() != codec_traits<std::chrono::system_clock::time_point>::name());
+static_assert(codec_traits<ks::desc<std::chrono::hours>>::name() == "desc<duration<i64,3600/1>>");
+// A time point of a clock without a keyschema::clock_name has no codec.
+struct unnamed_clock {
+  using rep = std::int64_t;
+  using period = std::milli;
+  using duration = std::chrono::milliseconds;
+  using time_point = std::chrono::time_point<unnamed_clock>;
+  static constexpr bool is_steady = false;
+};
+static_assert(!key_encodable<std::chrono::time_point<unnamed_clock>>);
 static_assert(codec_traits<mapped_id>::name() == "u64" && codec_traits<named_id>::name() == "named_id" &&
               codec_traits<full_type>::name() == "full");
 static_assert(codec_traits<std::tuple<named_id, ks::desc<mapped_id>>>::name() == "tuple<named_id,desc<u64>>");
 
 // Type codes.
-static_assert(codec_traits<std::int8_t>::type_codes() == type_code_set::of(0x13, 0x15));
-static_assert(codec_traits<std::uint8_t>::type_codes() == type_code_set::of(0x14, 0x15));
-static_assert(codec_traits<std::int64_t>::type_codes() == type_code_set::of(0x0c, 0x1c));
-static_assert(codec_traits<std::uint64_t>::type_codes() == type_code_set::of(0x14, 0x1c));
-static_assert(codec_traits<std::uint32_t>::type_codes() == type_code_set::of(0x14, 0x18));
+// Every integer width declares every integer code: an integer that does not fit the field is a
+// decode error, never another keyspace's key.
+static_assert(codec_traits<std::int8_t>::type_codes() == type_code_set::of(0x0b, 0x1d));
+static_assert(codec_traits<std::uint8_t>::type_codes() == type_code_set::of(0x0b, 0x1d));
+static_assert(codec_traits<std::int64_t>::type_codes() == type_code_set::of(0x0b, 0x1d));
+static_assert(codec_traits<std::uint64_t>::type_codes() == type_code_set::of(0x0b, 0x1d));
+static_assert(codec_traits<std::uint32_t>::type_codes() == type_code_set::of(0x0b, 0x1d));
+static_assert(codec_traits<std::chrono::milliseconds>::type_codes() == type_code_set::of(0x0b, 0x1d));
 static_assert(codec_traits<std::string>::type_codes() == type_code_set::of(0x02));
 static_assert(codec_traits<const char*>::type_codes() == type_code_set::of(0x02));
 static_assert(codec_traits<ks::bytes>::type_codes() == type_code_set::of(0x01));
@@ -166,8 +185,8 @@ static_assert(codec_traits<std::nullptr_t>::type_codes() == type_code_set::of(0x
 static_assert(codec_traits<std::tuple<int>>::type_codes() == type_code_set::of(0x05));
 static_assert(codec_traits<ks::desc<std::string>>::type_codes() == type_code_set::of(0x40));
 static_assert(codec_traits<std::optional<std::uint64_t>>::type_codes() ==
-              (type_code_set::of(0x00) | type_code_set::of(0x14, 0x1c)));
-static_assert(codec_traits<small>::type_codes() == type_code_set::of(0x14, 0x15));
+              (type_code_set::of(0x00) | type_code_set::of(0x0b, 0x1d)));
+static_assert(codec_traits<small>::type_codes() == type_code_set::of(0x0b, 0x1d));
 static_assert(codec_traits<mapped_id>::type_codes() == codec_traits<std::uint64_t>::type_codes());
 static_assert(codec_traits<full_type>::type_codes() == type_code_set::all());  // not declared
 static_assert(codec_traits<full_with_codes>::type_codes() == type_code_set::of(0x41));

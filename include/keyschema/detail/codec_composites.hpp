@@ -48,14 +48,45 @@ struct codec<std::optional<T>> {
 };
 
 namespace detail {
-// Appends one element of a nested tuple: a lone leading 0x00 (null) becomes 0x00 0xff.
+template <class T>
+struct is_std_tuple : std::false_type {};
+template <class... Ts>
+struct is_std_tuple<std::tuple<Ts...>> : std::true_type {};
+template <class T>
+struct is_desc : std::false_type {};
+template <class T>
+struct is_desc<desc<T>> : std::true_type {};
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+// Appends one element of a nested tuple written by encode_element(out) (which appends exactly
+// one top-level element): a lone leading 0x00 (null) becomes 0x00 0xff.
+template <class F>
+inline void append_nested_with(std::string& out, F&& encode_element) {
+  const std::size_t start = out.size();
+  encode_element(out);
+  if (out.size() > start && out[start] == '\0') out.insert(out.begin() + static_cast<std::ptrdiff_t>(start) + 1, '\xff');
+}
+
 template <class E>
 inline void append_nested_element(std::string& out, const E& e) {
+  if constexpr (codec_traits<E>::type_codes().contains(code::null))
+    append_nested_with(out, [&e](std::string& o) { codec_traits<E>::encode(o, e); });
+  else
+    codec_traits<E>::encode(out, e);
+}
+
+// Appends a desc element around what encode_element(out) appends (exactly one element):
+// 0x40, the complement of those bytes, 0xff (see codec<desc<T>> below).
+template <class F>
+inline void append_desc_with(std::string& out, F&& encode_element) {
+  out.push_back(static_cast<char>(code::desc));
   const std::size_t start = out.size();
-  codec_traits<E>::encode(out, e);
-  if constexpr (codec_traits<E>::type_codes().contains(code::null)) {
-    if (out.size() > start && out[start] == '\0') out.insert(out.begin() + static_cast<std::ptrdiff_t>(start) + 1, '\xff');
-  }
+  encode_element(out);
+  for (std::size_t i = start; i < out.size(); ++i) out[i] = static_cast<char>(~out[i]);
+  out.push_back('\xff');
 }
 }  // namespace detail
 
@@ -94,11 +125,7 @@ struct codec<desc<T>> {
   static constexpr std::string_view name = detail::composite_name<"desc<", T>::value;
   static constexpr type_code_set type_codes = type_code_set::of(detail::code::desc);
   static void encode(std::string& out, const desc<T>& v) {
-    out.push_back(static_cast<char>(detail::code::desc));
-    const std::size_t start = out.size();
-    codec_traits<T>::encode(out, v.value);
-    for (std::size_t i = start; i < out.size(); ++i) out[i] = static_cast<char>(~out[i]);
-    out.push_back('\xff');
+    detail::append_desc_with(out, [&v](std::string& o) { codec_traits<T>::encode(o, v.value); });
   }
   // Throws decode_error: not a desc element, T's decoder rejects the (complemented) bytes, or
   // the 0xff terminator is missing.

@@ -47,13 +47,16 @@ using enum_repr_t = std::conditional_t<std::is_signed_v<std::underlying_type_t<E
 }  // namespace detail
 
 // Integers: shortest big-endian form, codes 0x0c..0x1c (see detail/tuple_int.hpp).
+// type_codes is every integer code whatever the width, 0x0b..0x1d with FoundationDB's
+// arbitrary-precision forms: the tuple encoding has one integer type,
+// so an integer element is always this field's element, and one that does not fit T (256 in a
+// std::uint8_t field, 200 in a std::int8_t field, -1 in an unsigned field) is a decode_error,
+// never another keyspace's key.
 template <class T>
   requires detail::tuple_integer<T>
 struct codec<T> {
   static constexpr std::string_view name = detail::integer_name<T>();
-  static constexpr type_code_set type_codes =
-      type_code_set::of(static_cast<std::uint8_t>(detail::code::int_zero - (std::is_signed_v<T> ? sizeof(T) : 0)),
-                        static_cast<std::uint8_t>(detail::code::int_zero + sizeof(T)));
+  static constexpr type_code_set type_codes = type_code_set::of(detail::code::neg_big_int, detail::code::pos_big_int);
   static void encode(std::string& out, const T& v) { detail::append_integer_element(out, v); }
   // Throws decode_error: not an integer, truncated, or the value does not fit T.
   static T decode(tuple::reader& in) { return detail::read_integer<T>(in); }
@@ -192,20 +195,111 @@ struct codec<E> {
   static E from_repr(repr r) noexcept { return static_cast<E>(r); }
 };
 
-// Durations with an integral representation: stored as count().
+// The name of a clock in schema fingerprints (time points of different clocks never share a
+// layout). Defined for the standard clocks; specialize it for your own clock to store its time
+// points in keys:
+//   template <> struct keyschema::clock_name<my_clock> { static constexpr std::string_view value = "my_clock"; };
+template <class Clock>
+struct clock_name {};
+template <>
+struct clock_name<std::chrono::system_clock> {
+  static constexpr std::string_view value = "system_clock";
+};
+template <>
+struct clock_name<std::chrono::steady_clock> {
+  static constexpr std::string_view value = "steady_clock";
+};
+template <>
+struct clock_name<std::chrono::file_clock> {
+  static constexpr std::string_view value = "file_clock";
+};
+template <>
+struct clock_name<std::chrono::local_t> {
+  static constexpr std::string_view value = "local_t";
+};
+
+namespace detail {
+
+template <class Clock>
+concept named_clock = requires {
+  { clock_name<Clock>::value } -> std::convertible_to<std::string_view>;
+};
+
+// A small constexpr text buffer for names built from numbers.
+struct name_buffer {
+  char chars[160] = {};
+  std::size_t size = 0;
+  constexpr void put(std::string_view s) {
+    for (char c : s) chars[size++] = c;
+  }
+  constexpr void put(std::intmax_t v) {
+    char digits[24] = {};
+    std::size_t n = 0;
+    const bool negative = v < 0;
+    std::uintmax_t u = negative ? 0 - static_cast<std::uintmax_t>(v) : static_cast<std::uintmax_t>(v);
+    do {
+      digits[n++] = static_cast<char>('0' + u % 10);
+      u /= 10;
+    } while (u != 0);
+    if (negative) chars[size++] = '-';
+    while (n > 0) chars[size++] = digits[--n];
+  }
+};
+
+// "duration<i64,1/1000>": the rep and the period (a reduced std::ratio), so a change of unit
+// changes the schema fingerprint.
+template <class Rep, class Period>
+struct duration_name {
+  static constexpr name_buffer buf = [] {
+    name_buffer b;
+    b.put("duration<");
+    b.put(codec_traits<Rep>::name());
+    b.put(",");
+    b.put(static_cast<std::intmax_t>(Period::num));
+    b.put("/");
+    b.put(static_cast<std::intmax_t>(Period::den));
+    b.put(">");
+    return b;
+  }();
+  static constexpr std::string_view value{buf.chars, buf.size};
+};
+
+// "time_point<system_clock,duration<i64,1/1000>>".
+template <class Clock, class Duration>
+struct time_point_name {
+  static constexpr name_buffer buf = [] {
+    name_buffer b;
+    b.put("time_point<");
+    b.put(clock_name<Clock>::value);
+    b.put(",");
+    b.put(codec_traits<Duration>::name());
+    b.put(">");
+    return b;
+  }();
+  static constexpr std::string_view value{buf.chars, buf.size};
+};
+
+}  // namespace detail
+
+// Durations with an integral representation: stored as count(). The name (in the schema
+// fingerprint) includes the period: "duration<i64,1/1000>" for std::chrono::milliseconds.
 template <class Rep, class Period>
   requires detail::tuple_integer<Rep>
 struct codec<std::chrono::duration<Rep, Period>> {
   using repr = Rep;
+  static constexpr std::string_view name = detail::duration_name<Rep, Period>::value;
   static Rep to_repr(const std::chrono::duration<Rep, Period>& d) noexcept { return d.count(); }
   static std::chrono::duration<Rep, Period> from_repr(Rep r) noexcept { return std::chrono::duration<Rep, Period>(r); }
 };
 
-// Time points: stored as time_since_epoch() in their own duration.
+// Time points: stored as time_since_epoch() in their own duration. The name includes the clock
+// (keyschema::clock_name<Clock>, required) and the duration:
+// "time_point<system_clock,duration<i64,1/1000>>" for std::chrono::sys_time<milliseconds>.
 template <class Clock, class Duration>
-  requires key_encodable<Duration>
+  requires(key_encodable<Duration> && detail::named_clock<Clock>)
 struct codec<std::chrono::time_point<Clock, Duration>> {
   using repr = Duration;
+  static constexpr std::string_view name = detail::time_point_name<Clock, Duration>::value;
   static Duration to_repr(const std::chrono::time_point<Clock, Duration>& t) noexcept { return t.time_since_epoch(); }
   static std::chrono::time_point<Clock, Duration> from_repr(Duration d) noexcept {
     return std::chrono::time_point<Clock, Duration>(d);

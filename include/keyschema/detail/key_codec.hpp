@@ -1,7 +1,7 @@
 // keyschema/detail/key_codec.hpp: encoding and decoding the keys of one keyspace.
 //
 // A key is the tuple of the keyspace's segments: literals are appended as their precomputed
-// bytes, fields through codec_traits. Prefix encodings (the first k fields plus the literals that
+// bytes, fields through codec_traits (prefix values as described in detail/key_argument.hpp). Prefix encodings (the first k fields plus the literals that
 // follow the last of them) are what scans and range erases bound their cursors with.
 //
 // Thread-safety: stateless.
@@ -9,6 +9,8 @@
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/key_argument.hpp>
+#include <keyschema/error.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/tuple.hpp>
 
@@ -22,23 +24,21 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
 
-// Appends one field value as field type T. Arguments whose own codec writes the same encoding
-// (a string literal or std::string_view for a std::string field) are written directly, without
-// building a T first.
-template <class T, class P>
-inline void encode_field_as(std::string& out, const P& p) {
-  using D = std::remove_cvref_t<P>;
-  if constexpr (std::is_same_v<D, T>) {
-    codec_traits<T>::encode(out, p);
-  } else if constexpr (key_writable<D> && codec_traits<D>::name() == codec_traits<T>::name() &&
-                       !std::is_arithmetic_v<D>) {
-    codec_traits<D>::encode(out, p);
-  } else {
-    static_assert(std::is_convertible_v<const P&, T>,
-                  "keyschema: a key or bound argument does not convert to its field's type; pass the "
-                  "field's type (see keyspace::key_type)");
-    codec_traits<T>::encode(out, static_cast<T>(p));
+// A printable form of a key for error messages: the decoded tuple, or escaped bytes.
+inline std::string describe_key(std::string_view key) {
+  try {
+    return tuple::to_string(tuple::unpack_dynamic(key));
+  } catch (const decode_error&) {
+    std::string out;
+    append_quoted(out, key, true);  // b"..." with \xNN escapes
+    return out;
   }
+}
+
+[[noreturn]] inline void rethrow_in_keyspace(std::string_view keyspace, std::string_view key, const char* part,
+                                             const decode_error& e) {
+  throw decode_error("keyschema: keyspace '" + std::string(keyspace) + "', key " + describe_key(key) + ": the " +
+                     part + " does not decode: " + e.what());
 }
 
 template <class KS>
@@ -60,23 +60,37 @@ struct key_codec {
     encode_segments<n>(out, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
   }
 
-  // Decodes key into out. Returns false when the bytes do not have this keyspace's layout (a
-  // literal differs, an element has a type code the field cannot have, bytes are left over):
-  // such keys belong to another keyspace. Throws decode_error when an element that starts like
-  // the field's type is malformed (corruption).
+  // Decodes key into out. Returns false when the key belongs to another keyspace, which is
+  // exactly when a literal differs or an element starts with a type code the field's type cannot
+  // have (what the schema check separates keyspaces by). Every other key is this keyspace's or
+  // was written by another program, so it must decode exactly:
+  // Throws decode_error naming the keyspace and the key: an element that starts like the field's
+  // type is malformed or does not fit it (an integer out of the field's range, of any width), or
+  // bytes follow the last segment (no keyspace of a valid schema has a key that extends another's).
   static bool decode(std::string_view key, key_type& out) {
-    tuple::reader r(key);
-    return walk_segments(r, out, std::make_index_sequence<KS::segment_count>{}) && r.at_end();
+    try {
+      tuple::reader r(key);
+      if (!walk_segments(r, out, std::make_index_sequence<KS::segment_count>{})) return false;
+      if (!r.at_end()) fail_trailing(r);
+      return true;
+    } catch (const decode_error& e) {
+      rethrow_in_keyspace(KS::name, key, "key", e);
+    }
   }
 
-  // The layout check of decode() without building the fields.
+  // Whether key belongs to this keyspace, by the rule of decode() (range erases use it, so they
+  // refuse exactly the keys a scan refuses). Throws decode_error as decode() does.
   static bool matches(std::string_view key) {
-    tuple::reader r(key);
-    std::nullptr_t none = nullptr;
-    return walk_segments(r, none, std::make_index_sequence<KS::segment_count>{}) && r.at_end();
+    key_type k;
+    return decode(key, k);
   }
 
  private:
+  [[noreturn]] static void fail_trailing(const tuple::reader& r) {
+    r.fail(std::to_string(r.remaining().size()) +
+           " bytes follow the last element of the key (a key of another program, not of this schema)");
+  }
+
   template <std::size_t N, class Args, std::size_t... S>
   static void encode_segments(std::string& out, const Args& args, std::index_sequence<S...>) {
     (encode_segment<S>(out, args), ...);
@@ -88,19 +102,20 @@ struct key_codec {
     if constexpr (is_lit<seg>::value) {
       out.append(seg::encoded);
     } else {
-      encode_field_as<typename seg::type>(out, std::get<KS::fields_before[S]>(args));
+      const auto& a = std::get<KS::fields_before[S]>(args);
+      encode_argument<typename seg::type, std::remove_cvref_t<decltype(a)>>(out, a);
     }
   }
 
-  // Walks the segments; with Out = key_type decodes each field into it, with Out = std::nullptr_t
-  // only checks the layout and skips the fields.
-  template <class Out, std::size_t... S>
-  static bool walk_segments(tuple::reader& r, Out& out, std::index_sequence<S...>) {
+  // Walks the segments, decoding each field into out; false at the first segment that shows the
+  // key is another keyspace's.
+  template <std::size_t... S>
+  static bool walk_segments(tuple::reader& r, key_type& out, std::index_sequence<S...>) {
     return (walk_segment<S>(r, out) && ...);
   }
 
-  template <std::size_t S, class Out>
-  static bool walk_segment(tuple::reader& r, Out& out) {
+  template <std::size_t S>
+  static bool walk_segment(tuple::reader& r, key_type& out) {
     using seg = std::tuple_element_t<S, segments>;
     if constexpr (is_lit<seg>::value) {
       if (!r.remaining().starts_with(seg::encoded)) return false;
@@ -109,10 +124,7 @@ struct key_codec {
     } else {
       using T = typename seg::type;
       if (r.at_end() || !codec_traits<T>::type_codes().contains(r.peek())) return false;
-      if constexpr (std::is_same_v<Out, key_type>)
-        std::get<KS::fields_before[S]>(out) = codec_traits<T>::decode(r);
-      else
-        r.skip_element();
+      std::get<KS::fields_before[S]>(out) = codec_traits<T>::decode(r);
       return true;
     }
   }
