@@ -12,6 +12,7 @@ packages=(
   libleveldb-dev    # keyschema::leveldb
   liblmdb-dev       # keyschema::lmdb
   libbenchmark-dev  # benchmarks
+  clang libclang-rt-14-dev  # libFuzzer targets (the fuzz pass of scripts/test)
 )
 
 missing=()
