@@ -17,8 +17,9 @@
 // commit() returns the writer acknowledges seq (and the LMDB map size) on a pipe.
 //
 // The driver starts the writer (posix_spawn of this program, so no engine state is shared by a
-// fork), SIGKILLs it after a random delay (a fifth of them within 3 ms: during open and
-// recovery), and then reopens the store itself and checks:
+// fork), SIGKILLs it after a random delay (a fifth of them within the writer's measured start-up
+// time: during exec, open and recovery; the others up to --max-delay-ms after it), and then
+// reopens the store itself and checks:
 //   - the log is exactly seq 1..N with N >= the last acknowledged commit, and at most one past
 //     it or the previously verified log (a commit that returned but was not yet acknowledged):
 //     every acknowledged commit is present;
@@ -424,6 +425,8 @@ int driver_main(options o) {
   ack_state st;
   model m;
   std::uint64_t verified = 0, early_kills = 0, idle_streak = 0, resets = 0;
+  std::uint64_t startup_us = 5000;  // running estimate of spawn-to-first-acknowledgement
+  bool first_ack_seen = false;
   fs::remove_all(o.dir);
 
   auto verify = [&] {
@@ -441,13 +444,20 @@ int driver_main(options o) {
       ++resets;
     }
     const std::uint64_t before = m.seq;
-    // A fifth of the kills land within 3 ms of the start: during exec, open and recovery.
-    const bool early = rng() % 5 == 0;
-    const unsigned delay_us = early ? static_cast<unsigned>(rng() % 3000)
-                                    : 3000 + static_cast<unsigned>(rng() % (o.max_delay_ms * 1000));
+    // The delays follow the writer's measured start-up time (spawn to first acknowledgement,
+    // several times longer under sanitizers or on a loaded machine): a fifth of the kills land
+    // within it (exec, open and recovery), the others up to max_delay_ms after it. The first
+    // kill waits for the first acknowledgement to measure it.
+    const bool early = kill > 1 && rng() % 5 == 0;
+    const std::uint64_t delay_us =
+        kill == 1 ? 30'000'000
+        : early   ? rng() % startup_us
+                  : startup_us + rng() % (std::uint64_t{o.max_delay_ms} * 1000);
     early_kills += early;
+    const std::uint64_t acks_before = st.acks;
+    const auto spawned = std::chrono::steady_clock::now();
     child_process c = spawn_writer(o, rng(), 0);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us);
+    const auto deadline = spawned + std::chrono::microseconds(delay_us);
     bool alive = true;
     while (alive) {
       const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now());
@@ -456,8 +466,15 @@ int driver_main(options o) {
         ::usleep(static_cast<useconds_t>(left.count()));
         break;
       }
-      alive = read_acks(c.ack_fd, static_cast<int>(left.count() / 1000), st);
+      alive = read_acks(c.ack_fd, static_cast<int>(std::min<std::int64_t>(left.count() / 1000, 50)), st);
+      if (st.acks > acks_before && !first_ack_seen) {
+        first_ack_seen = true;
+        const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - spawned);
+        startup_us = (3 * startup_us + static_cast<std::uint64_t>(took.count())) / 4 + 1;
+        if (kill == 1) break;
+      }
     }
+    first_ack_seen = false;
     ::kill(c.pid, SIGKILL);
     const int status = reap(c.pid);
     drain(c, st);
@@ -482,10 +499,11 @@ int driver_main(options o) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "crash: backend=%s kills=%llu early_kills=%llu resets=%llu acknowledged=%llu verified_commits=%llu "
-      "map_growths=%llu records_at_end=%zu seconds=%.1f\n",
+      "map_growths=%llu records_at_end=%zu startup_ms=%.1f seconds=%.1f\n",
       o.backend.c_str(), static_cast<unsigned long long>(o.kills), static_cast<unsigned long long>(early_kills),
       static_cast<unsigned long long>(resets), static_cast<unsigned long long>(st.acks),
-      static_cast<unsigned long long>(verified), static_cast<unsigned long long>(st.map_growths), r.records, seconds);
+      static_cast<unsigned long long>(verified), static_cast<unsigned long long>(st.map_growths), r.records,
+      static_cast<double>(startup_us) / 1000.0, seconds);
   return 0;
 }
 
