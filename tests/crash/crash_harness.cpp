@@ -142,7 +142,8 @@ struct options {
   std::uint64_t commits = 0;  // child: 0 = until killed
   // A deliberately broken writer, to show the checker catches it (the crash.self_test.* tests):
   // "split" commits a batch's records and index in one write and its counter and log in a
-  // second; "early-ack" acknowledges before committing.
+  // second; "early-ack" acknowledges before committing. Both pause 2 ms inside the broken
+  // window so that kills land in it often.
   std::string fault;
 };
 
@@ -232,6 +233,7 @@ void run_writer(Store& db, const options& o) {
       auto first_half = db.batch();
       for (std::uint64_t k = 0; k < inserted; ++k) first_half.template put<record>({q, first + k}, body_of(q, first + k));
       first_half.commit(wo);
+      ::usleep(2000);  // widen the window, so that the self-test fails fast
       b.commit(wo);
     } else {
       // A batch reads outside itself: this process is the only writer, so nothing changes between.
@@ -239,7 +241,10 @@ void run_writer(Store& db, const options& o) {
       const auto erased = plan(db, current);
       auto b = db.batch();
       write_all(b, current, erased);
-      if (o.fault == "early-ack") send_ack(o, seq, db);
+      if (o.fault == "early-ack") {
+        send_ack(o, seq, db);
+        ::usleep(2000);  // widen the window, so that the self-test fails fast
+      }
       b.commit(wo);
       if (o.fault == "early-ack") continue;
     }
