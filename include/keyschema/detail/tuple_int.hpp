@@ -2,9 +2,11 @@
 //
 // Encoding is the shortest form: 0x14 is zero, 0x15..0x1c a positive value in 1..8 big-endian
 // bytes, 0x0c..0x13 a negative value as the one's complement of its magnitude in 8..1 bytes.
-// Decoding also accepts FoundationDB's arbitrary-precision forms 0x1d (length byte, big-endian
-// magnitude) and 0x0b (complemented length byte, one's complement magnitude), and non-shortest
-// forms, whenever the value fits the requested type. Stateless; thread-safe.
+// Typed decoding (read_integer) accepts only that shortest form, so one value has one encoding
+// and a decoded key re-encodes to the stored bytes: a longer form, "-0" (13 ff) or the
+// arbitrary-precision forms 0x1d / 0x0b of a value that fits 64 bits are decode errors (no
+// FoundationDB binding writes them). read_integer_element (the schema-less decoder's) reads
+// every form. Stateless; thread-safe.
 #pragma once
 
 #include <keyschema/detail/config.hpp>
@@ -209,20 +211,31 @@ inline integer_value read_integer_element(tuple::reader& in) {
   in.fail_unexpected("integer");
 }
 
-// The general path of read_integer: every integer form, every overflow check.
+[[noreturn, gnu::cold, gnu::noinline]] inline void fail_noncanonical_integer(const tuple::reader& in, std::size_t start) {
+  in.fail_at(start, "non-canonical integer: not the shortest encoding of its value");
+}
+
+// The general path of read_integer: every integer form, every overflow and canonical-form check.
 template <tuple_integer T>
 T read_integer_general(tuple::reader& in) {
   const std::size_t start = in.offset();
   const integer_value v = read_integer_element(in);
   using U = std::make_unsigned_t<T>;
   constexpr auto max_positive = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+  // The shortest form is the type code and byte_length(magnitude) bytes; "-0" has none.
+  const bool canonical = v.fits64 && in.offset() - start == 1 + byte_length(v.magnitude) &&
+                         !(v.negative && v.magnitude == 0);
   if (v.fits64) {
-    if (!v.negative) {
-      if (v.magnitude <= max_positive) return static_cast<T>(v.magnitude);
-    } else if (v.magnitude == 0) {
-      return T{0};  // "-0", a non-canonical zero
+    if (!v.negative || v.magnitude == 0) {
+      if (v.magnitude <= max_positive) {
+        if (!canonical) fail_noncanonical_integer(in, start);
+        return static_cast<T>(v.magnitude);
+      }
     } else if constexpr (std::is_signed_v<T>) {
-      if (v.magnitude <= max_positive + 1) return static_cast<T>(static_cast<U>(U{0} - static_cast<U>(v.magnitude)));
+      if (v.magnitude <= max_positive + 1) {
+        if (!canonical) fail_noncanonical_integer(in, start);
+        return static_cast<T>(static_cast<U>(U{0} - static_cast<U>(v.magnitude)));
+      }
     }
   }
   fail_integer_overflow<T>(in, start);
@@ -239,7 +252,7 @@ inline T read_integer(tuple::reader& in) {
     const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
     if (n <= sizeof(T) && r.size() > n) {
       const std::uint64_t v = load_big_endian(r.data() + 1, n, r.size() - 1);
-      if (v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+      if (v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()) && byte_length(v) == n) {
         in.advance(1 + n);
         return static_cast<T>(v);
       }
