@@ -1,0 +1,125 @@
+// tests/unit/read_only_directory_test.cpp: a database on a read-only file system is an error that
+// names the path, on every file backend, and loses nothing.
+//
+// Running as root, a directory without write permission is still writable, so the test mounts a
+// small tmpfs (needs root or CAP_SYS_ADMIN), creates a database in it, remounts it read-only and
+// opens the database again: each backend must throw an error naming the database path (never
+// open an empty store, never crash). After remounting read-write, every record is still there.
+// Where no tmpfs can be mounted it prints "KEYSCHEMA-SKIP: ..." and CTest reports it skipped.
+#include <keyschema/keyschema.hpp>
+#include <keyschema/leveldb.hpp>
+#include <keyschema/lmdb.hpp>
+#include <support/temp_dir.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+namespace ks = keyschema;
+using ks::testing::temp_dir;
+
+namespace {
+
+using record = ks::keyspace<"record", std::string, ks::lit<"R">, ks::field<"id", std::uint64_t>>;
+using ro_schema = ks::schema<record>;
+
+// A tmpfs mounted on a fresh directory, unmounted at scope exit.
+class scratch_fs {
+ public:
+  scratch_fs() : dir_("ro-tmpfs") {
+    mounted_ = ::mount("tmpfs", dir_.path().c_str(), "tmpfs", 0, "size=16m,mode=0755") == 0;
+    if (!mounted_) why_ = std::strerror(errno);
+  }
+  scratch_fs(const scratch_fs&) = delete;
+  scratch_fs& operator=(const scratch_fs&) = delete;
+  ~scratch_fs() {
+    if (mounted_) ::umount2(dir_.path().c_str(), MNT_DETACH);
+  }
+  bool mounted() const noexcept { return mounted_; }
+  const std::string& why() const noexcept { return why_; }
+  const std::filesystem::path& path() const noexcept { return dir_.path(); }
+  // Remounts read-only (true) or read-write (false).
+  void set_read_only(bool ro) {
+    unsigned long flags = MS_REMOUNT;
+    if (ro) flags |= MS_RDONLY;
+    REQUIRE(::mount("tmpfs", dir_.path().c_str(), "tmpfs", flags, "size=16m,mode=0755") == 0);
+  }
+
+ private:
+  temp_dir dir_;
+  bool mounted_ = false;
+  std::string why_;
+};
+
+template <class Backend>
+void fill(const std::filesystem::path& p) {
+  ks::store<ro_schema, Backend> db{p};
+  auto b = db.batch();
+  for (std::uint64_t i = 0; i < 100; ++i) b.template put<record>({i}, "value " + std::to_string(i));
+  b.commit();
+}
+
+template <class Backend>
+void check_all_present(const std::filesystem::path& p) {
+  ks::store<ro_schema, Backend> db{p};
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    INFO("record " << i);
+    REQUIRE(db.template get<record>({i}) == "value " + std::to_string(i));
+  }
+}
+
+template <class Backend>
+void check_read_only_refused(const char* engine) {
+  scratch_fs fs;
+  if (!fs.mounted()) {
+    std::printf("KEYSCHEMA-SKIP: cannot mount a tmpfs (%s; needs root or CAP_SYS_ADMIN); read-only file systems "
+                "were not checked\n",
+                fs.why().c_str());
+    WARN("no tmpfs: not checked");
+    return;
+  }
+  const auto existing = fs.path() / "existing";
+  const auto fresh = fs.path() / "fresh";
+  fill<Backend>(existing);
+  fs.set_read_only(true);
+
+  SECTION(std::string(engine) + ": an existing database") {
+    try {
+      ks::store<ro_schema, Backend> db{existing};
+      FAIL("opened a database on a read-only file system without an error");
+    } catch (const ks::error& e) {
+      INFO(e.what());
+      CHECK_THAT(e.what(), Catch::Contains(existing.string()));
+    }
+  }
+  SECTION(std::string(engine) + ": a database to create") {
+    try {
+      ks::store<ro_schema, Backend> db{fresh};
+      FAIL("created a database on a read-only file system without an error");
+    } catch (const ks::error& e) {
+      INFO(e.what());
+      CHECK_THAT(e.what(), Catch::Contains(fresh.string()));
+    }
+    CHECK_FALSE(std::filesystem::exists(fresh));
+  }
+
+  fs.set_read_only(false);
+  check_all_present<Backend>(existing);
+}
+
+}  // namespace
+
+TEST_CASE("leveldb: a database on a read-only file system is an error naming it", "[leveldb][readonly]") {
+  check_read_only_refused<ks::leveldb_backend>("leveldb");
+}
+
+TEST_CASE("lmdb: a database on a read-only file system is an error naming it", "[lmdb][readonly]") {
+  check_read_only_refused<ks::lmdb_backend>("lmdb");
+}
