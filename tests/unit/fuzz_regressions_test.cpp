@@ -40,7 +40,7 @@ TEST_CASE("fuzz: a stored key with a non-shortest integer is an error, not an un
   ks::write_batch b;
   b.put(key, "body");
   inner.write(b, {});
-  ks::store<bk::broker, ks::memory_backend> db(std::move(inner));
+  ks::store<bk::broker, ks::memory_backend> db(ks::adopt, std::move(inner));  // keys without a schema record
   // Before the fix the scan yielded ("orders", 42), yet get and erase of that key missed it.
   CHECK_FALSE(db.get<bk::message_metadata>({"orders", 42}).has_value());
   CHECK_THROWS_WITH(
