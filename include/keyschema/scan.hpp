@@ -53,23 +53,6 @@ KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace detail {
 
-// Decodes a stored value of KS; decode errors name the keyspace and the key.
-template <class KS>
-typename KS::value_type decode_value(std::string_view key, std::string_view value) {
-  try {
-    return value_traits<typename KS::value_type>::decode(value);
-  } catch (const decode_error& e) {
-    rethrow_in_keyspace(KS::name, key, "value", e);
-  }
-}
-
-// Decodes key into out when it is KS's; false when it belongs to another keyspace (see
-// key_codec::decode; decode errors name the keyspace and the key).
-template <class KS>
-bool decode_key(std::string_view key, typename KS::key_type& out) {
-  return key_codec<KS>::decode(key, out);
-}
-
 // The bounds of the entries of KS whose key starts with prefix (covering `fields` fields):
 // [prefix + first type code of the next field, prefix + last type code + 1), or exactly the key
 // when the prefix is the whole key.

@@ -390,7 +390,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
 
   void require_open() const {
-    if (!is_open()) throw error("keyschema::transaction: the transaction is already committed or rolled back");
+    if (!is_open()) throw error("keyschema::store_transaction: the transaction is already committed or rolled back");
   }
   void release() noexcept {
     state_.reset();  // ends the engine's write transaction first: locks are released in reverse order
@@ -623,7 +623,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   template <class Get, class Cursor, class Write>
   void check_record(bool adopting, Get&& get, Cursor&& cursor, Write&& write) {
     std::string stored;
-    const std::string expected = layout<Schema>::record();
+    const std::string layout_text = layout<Schema>::text();
+    const std::string expected = format_schema_record(layout<Schema>::fingerprint, layout_text);
     if (!get(stored)) {
       if (backend_read_only()) {
         throw schema_error(where() + ": read-only open of a database that has no keyschema schema record; open it "
@@ -647,12 +648,14 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       return;
     }
     if (stored == expected) return;
+    const std::optional<schema_record> theirs = parse_schema_record(stored);
     throw schema_error(
         "keyschema::store: the database was written with another schema layout (stored fingerprint " +
-        stored.substr(0, stored.find('\n')) + ", this program's " + expected.substr(0, 16) +
+        (theirs ? std::string(theirs->fingerprint_text)
+                : std::string("unreadable: the record is not \"<16 hex digits>\\n<layout>\"")) +
+        ", this program's " + fingerprint_text(layout<Schema>::fingerprint) +
         "); open it with the schema that wrote it, or migrate it. Stored layout: " +
-        (stored.find('\n') == std::string::npos ? std::string("?") : stored.substr(stored.find('\n') + 1)) +
-        " This program's layout: " + expected.substr(17));
+        (theirs ? std::string(theirs->layout) : std::string("?")) + " This program's layout: " + layout_text);
   }
 
   Backend backend_;

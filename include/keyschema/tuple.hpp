@@ -7,7 +7,7 @@
 // docs/encoding.md), so the byte order of packed keys is the element-wise order of the values
 // and a packed prefix is a byte prefix of every key that extends it.
 // For tools without a schema, unpack_dynamic() decodes any standard tuple into elements that
-// to_string()/to_json() render.
+// to_string()/to_json() of <keyschema/tuple_format.hpp> render.
 //
 // Thread-safety: all functions are reentrant; they only touch their arguments.
 #pragma once
