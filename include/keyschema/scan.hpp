@@ -33,6 +33,7 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/key_codec.hpp>
+#include <keyschema/detail/store_access.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/schema.hpp>
@@ -77,7 +78,7 @@ void prefix_bounds(const std::string& prefix, std::string& lower, std::string& u
 
 }  // namespace detail
 
-// Source: the store, snapshot or transaction scanned. It provides
+// Source: the store, snapshot or transaction scanned. It provides, to detail::store_access,
 //   cursor raw_cursor(const key_range&) const;   // a backend_cursor over a consistent state
 template <class KS, class Source, std::size_t K>
 class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::unknown> {
@@ -167,7 +168,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
     return b;
   }
 
-  using raw_cursor_type = decltype(std::declval<const Source&>().raw_cursor(std::declval<const key_range&>()));
+  using raw_cursor_type = detail::raw_cursor_t<Source>;
 
   struct state {
     raw_cursor_type cursor;
@@ -211,7 +212,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   };
 
   cursor begin_cursor() const {
-    auto s = std::make_shared<state>(state{source_->raw_cursor(range()), limit_});
+    auto s = std::make_shared<state>(state{detail::store_access::raw_cursor(*source_, range()), limit_});
     s->settle();
     return cursor(std::move(s));
   }
