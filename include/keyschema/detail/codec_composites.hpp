@@ -5,7 +5,7 @@
 // Stateless; thread-safe.
 #pragma once
 
-#include <keyschema/codec.hpp>
+#include <keyschema/detail/codec_core.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/tuple_codes.hpp>
 #include <keyschema/detail/tuple_reader.hpp>
