@@ -8,7 +8,7 @@
 // std::string_view, const char* and char arrays (string literals) are encode-only: they encode
 // like std::string and decode as std::string. Durations and time points are named with their
 // period and clock ("time_point<system_clock,duration<i64,1/1000>>"); a time point needs
-// keyschema::clock_name<Clock> (see detail/codec_scalars.hpp).
+// keyschema::clock_name<Clock> (see detail/codec/codec_scalars.hpp).
 //
 // Users add types in one of two forms:
 //
@@ -44,6 +44,6 @@
 #pragma once
 
 // In this order: the primary template and traits, then the specializations.
-#include <keyschema/detail/codec_core.hpp>        // codec<T>, codec_traits<T>, the concepts
-#include <keyschema/detail/codec_scalars.hpp>     // the scalar types
-#include <keyschema/detail/codec_composites.hpp>  // optional, nested tuple, desc
+#include <keyschema/detail/codec/codec_core.hpp>        // codec<T>, codec_traits<T>, the concepts
+#include <keyschema/detail/codec/codec_scalars.hpp>     // the scalar types
+#include <keyschema/detail/codec/codec_composites.hpp>  // optional, nested tuple, desc

@@ -20,7 +20,7 @@
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/utf8.hpp>
+#include <keyschema/detail/codec/utf8.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/value_codec.hpp>
 

@@ -17,7 +17,7 @@
 // A bound or prefix value converts to its field's type only when that cannot change its meaning:
 // lossless std::chrono conversions (a sys_seconds bound on a sys_time<milliseconds> field) and
 // integers of any width are exact; a lossy one (system_clock::now() on a millisecond field) is a
-// compile error naming the keyspace and the field (detail/key_argument.hpp has the rules).
+// compile error naming the keyspace and the field (detail/schema/key_argument.hpp has the rules).
 //
 // Keys in the scanned range that belong to another keyspace (a literal differs, or an element
 // starts with a type code the field's type cannot have: the schema check separates keyspaces by
@@ -32,8 +32,8 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/key_codec.hpp>
-#include <keyschema/detail/store_access.hpp>
+#include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/schema.hpp>
@@ -147,7 +147,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   friend ranges::range_access;
 
   // Whether V may bound the next field (a compile error naming the field otherwise; see
-  // detail/key_argument.hpp). With no next field, bound() reports that instead.
+  // detail/schema/key_argument.hpp). With no next field, bound() reports that instead.
   template <class V>
   static constexpr bool bound_accepted() {
     if constexpr (K < KS::field_count)

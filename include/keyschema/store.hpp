@@ -33,9 +33,9 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/key_codec.hpp>
-#include <keyschema/detail/overlay_cursor.hpp>
-#include <keyschema/detail/store_access.hpp>
+#include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/overlay_cursor.hpp>
+#include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
@@ -82,7 +82,7 @@ constexpr bool check_keyspace() {
   return true;
 }
 
-// Typed reads over a Derived that provides, to store_access (detail/store_access.hpp),
+// Typed reads over a Derived that provides, to store_access (detail/store/store_access.hpp),
 //   bool raw_get(std::string_view key, std::string& value) const;
 //   cursor raw_cursor(const key_range&) const;
 template <class Derived, class Schema>
@@ -129,7 +129,7 @@ class basic_reader {
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
 };
 
-// Typed writes over a Derived that provides, to store_access (detail/store_access.hpp),
+// Typed writes over a Derived that provides, to store_access (detail/store/store_access.hpp),
 //   template <class KW, class VW> void emplace_op(write_batch::op_kind, KW&&, VW&&);
 //   std::size_t max_key_size() const;
 template <class Derived, class Schema>

@@ -14,8 +14,8 @@
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_dynamic.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
+#include <keyschema/tuple_dynamic.hpp>
+#include <keyschema/tuple_reader.hpp>
 #include <keyschema/error.hpp>
 
 #include <cstddef>

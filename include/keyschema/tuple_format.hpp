@@ -9,10 +9,10 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_dynamic.hpp>
-#include <keyschema/detail/tuple_error.hpp>
-#include <keyschema/detail/tuple_text.hpp>
-#include <keyschema/detail/utf8.hpp>
+#include <keyschema/tuple_dynamic.hpp>
+#include <keyschema/detail/codec/tuple_error.hpp>
+#include <keyschema/detail/codec/tuple_text.hpp>
+#include <keyschema/detail/codec/utf8.hpp>
 #include <keyschema/tuple.hpp>
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// keyschema/detail/tuple_text.hpp: Python-like text of dynamically decoded tuple elements.
+// keyschema/detail/codec/tuple_text.hpp: Python-like text of dynamically decoded tuple elements.
 // Public through <keyschema/tuple_format.hpp> as keyschema::tuple::to_string; the key codec uses
 // it to name a key in decode errors (describe_key), which is why it is apart from the JSON
 // rendering, which only tools need.
@@ -7,8 +7,8 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_dynamic.hpp>
-#include <keyschema/detail/tuple_error.hpp>
+#include <keyschema/tuple_dynamic.hpp>
+#include <keyschema/detail/codec/tuple_error.hpp>
 
 #include <charconv>
 #include <cmath>

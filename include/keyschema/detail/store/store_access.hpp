@@ -1,4 +1,4 @@
-// keyschema/detail/store_access.hpp: the one door to the private hooks of the typed store classes.
+// keyschema/detail/store/store_access.hpp: the one door to the private hooks of the typed store classes.
 //
 // store, store_snapshot, store_batch and store_transaction implement the typed API of
 // basic_reader/basic_writer (store.hpp) and scan_view (scan.hpp) through hooks (raw_get,

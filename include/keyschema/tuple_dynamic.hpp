@@ -1,6 +1,6 @@
-// keyschema/detail/tuple_dynamic.hpp: schema-less decoding of tuples, for tools (keyschema-dump)
-// and error messages. Public through <keyschema/tuple.hpp> as keyschema::tuple::element and
-// unpack_dynamic; rendering the elements as text or JSON is <keyschema/tuple_format.hpp>.
+// keyschema/tuple_dynamic.hpp: schema-less decoding of tuples (keyschema::tuple::element and
+// unpack_dynamic), for tools (keyschema-dump) and error messages. Also included by
+// <keyschema/tuple.hpp>; rendering the elements as text or JSON is <keyschema/tuple_format.hpp>.
 //
 // unpack_dynamic() decodes every standard FoundationDB tuple type plus keyschema's desc (user
 // type code 0x40). Other user type codes (0x41..0x4f) have an application-defined length: at top
@@ -11,13 +11,13 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
-#include <keyschema/detail/tuple_error.hpp>
-#include <keyschema/detail/tuple_float.hpp>
-#include <keyschema/detail/tuple_int.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
-#include <keyschema/detail/tuple_skip.hpp>
-#include <keyschema/detail/tuple_string.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/detail/codec/tuple_error.hpp>
+#include <keyschema/detail/codec/tuple_float.hpp>
+#include <keyschema/detail/codec/tuple_int.hpp>
+#include <keyschema/tuple_reader.hpp>
+#include <keyschema/detail/codec/tuple_skip.hpp>
+#include <keyschema/detail/codec/tuple_string.hpp>
 #include <keyschema/error.hpp>
 
 #include <cstddef>

@@ -1,14 +1,14 @@
-// keyschema/detail/codec_core.hpp: the codec<T> primary template, codec_traits<T> and the
+// keyschema/detail/codec/codec_core.hpp: the codec<T> primary template, codec_traits<T> and the
 // key_encodable / key_writable concepts, without any specialization. Public through
-// <keyschema/codec.hpp>, which documents them; the specializations (detail/codec_scalars.hpp,
-// detail/codec_composites.hpp) build on this header, so nothing includes codec.hpp back.
+// <keyschema/codec.hpp>, which documents them; the specializations (detail/codec/codec_scalars.hpp,
+// detail/codec/codec_composites.hpp) build on this header, so nothing includes codec.hpp back.
 //
 // Thread-safety: codecs are stateless; every function here may be called concurrently.
 #pragma once
 
-#include <keyschema/detail/codec_type_code_set.hpp>
+#include <keyschema/type_code_set.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
+#include <keyschema/tuple_reader.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fixed_string.hpp>
 #include <keyschema/types.hpp>

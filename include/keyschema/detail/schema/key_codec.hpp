@@ -1,7 +1,7 @@
-// keyschema/detail/key_codec.hpp: encoding and decoding the keys of one keyspace.
+// keyschema/detail/schema/key_codec.hpp: encoding and decoding the keys of one keyspace.
 //
 // A key is the tuple of the keyspace's segments: literals are appended as their precomputed
-// bytes, fields through codec_traits (prefix values as described in detail/key_argument.hpp).
+// bytes, fields through codec_traits (prefix values as described in detail/schema/key_argument.hpp).
 // Prefix encodings (the first k fields plus the literals that follow the last of them) are what
 // scans and range erases bound their cursors with. decode_key/decode_value are what the store's
 // reads and the scans decode entries with; describe_key names a key in their decode errors.
@@ -11,8 +11,8 @@
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/key_argument.hpp>
-#include <keyschema/detail/tuple_text.hpp>
+#include <keyschema/detail/schema/key_argument.hpp>
+#include <keyschema/detail/codec/tuple_text.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/tuple.hpp>
