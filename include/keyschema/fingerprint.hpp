@@ -12,15 +12,21 @@
 // it on every later open: a database written with another layout is a schema_error that shows
 // both layouts, never silent garbage.
 //
+// The record format "<16 lowercase hex digits>\n<layout>" is written by layout<Schema>::record()
+// and read by parse_schema_record() only: the store and keyschema-dump both read it through that.
+//
 // Thread-safety: constexpr data and pure functions.
 #pragma once
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/codec/utf8.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/value_codec.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -85,7 +91,56 @@ struct string_sink {
   void operator()(std::string_view s) const { out->append(s); }
 };
 
+inline constexpr std::size_t fingerprint_digits = 16;
+
 }  // namespace detail
+
+// A schema record split into its parts. The views point into the bytes given to
+// parse_schema_record() and are valid as long as they are.
+struct schema_record {
+  std::uint64_t fingerprint = 0;
+  std::string_view fingerprint_text;  // the 16 lowercase hex digits as stored
+  std::string_view layout;            // the layout text (see the top of this file)
+};
+
+// The 16 lowercase hex digits of a fingerprint, as stored. Errors: std::bad_alloc only.
+inline std::string fingerprint_text(std::uint64_t fingerprint) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out(detail::fingerprint_digits, '0');
+  for (std::size_t i = 0; i < detail::fingerprint_digits; ++i)
+    out[i] = hex[(fingerprint >> (60 - 4 * i)) & 0xf];
+  return out;
+}
+
+// The record "<16 hex digits of fingerprint>\n<layout>" stored under schema_key.
+// Errors: std::bad_alloc only.
+inline std::string format_schema_record(std::uint64_t fingerprint, std::string_view layout) {
+  std::string out = fingerprint_text(fingerprint);
+  out.push_back('\n');
+  out.append(layout);
+  return out;
+}
+
+// Reads a stored schema record. Returns nullopt when `record` is not exactly 16 lowercase hex
+// digits, a newline and a valid UTF-8 layout text (a damaged or foreign record). The result's
+// views point into `record`. Never reads outside `record`; never throws.
+inline std::optional<schema_record> parse_schema_record(std::string_view record) noexcept {
+  constexpr std::size_t n = detail::fingerprint_digits;
+  if (record.size() < n + 1 || record[n] != '\n') return std::nullopt;
+  schema_record r;
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = record[i];
+    unsigned digit = 0;
+    if (c >= '0' && c <= '9') digit = static_cast<unsigned>(c - '0');
+    else if (c >= 'a' && c <= 'f') digit = static_cast<unsigned>(c - 'a' + 10);
+    else return std::nullopt;
+    r.fingerprint = (r.fingerprint << 4) | digit;
+  }
+  r.fingerprint_text = record.substr(0, n);
+  r.layout = record.substr(n + 1);
+  if (!detail::utf8_valid(r.layout)) return std::nullopt;
+  return r;
+}
 
 // REQUIRES: valid_schema<Schema>.
 template <class Schema>
@@ -104,15 +159,8 @@ struct layout {
     return sink.h;
   }();
 
-  // The value stored under schema_key.
-  static std::string record() {
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out(16, '0');
-    for (int i = 0; i < 16; ++i) out[static_cast<std::size_t>(i)] = hex[(fingerprint >> (60 - 4 * i)) & 0xf];
-    out.push_back('\n');
-    out.append(text());
-    return out;
-  }
+  // The value stored under schema_key (see format_schema_record).
+  static std::string record() { return format_schema_record(fingerprint, text()); }
 };
 
 KEYSCHEMA_END_NAMESPACE

@@ -24,6 +24,7 @@
 #include <keyschema/schema.hpp>          // keyspace, lit, field, schema, valid_schema
 #include <keyschema/store.hpp>           // store, batch, transaction, snapshot
 #include <keyschema/tuple.hpp>           // tuple::pack / unpack (FoundationDB tuple encoding)
+#include <keyschema/tuple_format.hpp>    // tuple::to_string / to_json, text helpers for tools
 #include <keyschema/types.hpp>           // bytes, uuid, desc<T>
 #include <keyschema/value_codec.hpp>     // value_codec<T>: how values are stored
 #include <keyschema/write_batch.hpp>     // write_batch, write_options

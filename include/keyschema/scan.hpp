@@ -17,7 +17,7 @@
 // A bound or prefix value converts to its field's type only when that cannot change its meaning:
 // lossless std::chrono conversions (a sys_seconds bound on a sys_time<milliseconds> field) and
 // integers of any width are exact; a lossy one (system_clock::now() on a millisecond field) is a
-// compile error naming the keyspace and the field (detail/key_argument.hpp has the rules).
+// compile error naming the keyspace and the field (detail/schema/key_argument.hpp has the rules).
 //
 // Keys in the scanned range that belong to another keyspace (a literal differs, or an element
 // starts with a type code the field's type cannot have: the schema check separates keyspaces by
@@ -32,7 +32,8 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/key_codec.hpp>
+#include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/schema.hpp>
@@ -52,23 +53,6 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace detail {
-
-// Decodes a stored value of KS; decode errors name the keyspace and the key.
-template <class KS>
-typename KS::value_type decode_value(std::string_view key, std::string_view value) {
-  try {
-    return value_traits<typename KS::value_type>::decode(value);
-  } catch (const decode_error& e) {
-    rethrow_in_keyspace(KS::name, key, "value", e);
-  }
-}
-
-// Decodes key into out when it is KS's; false when it belongs to another keyspace (see
-// key_codec::decode; decode errors name the keyspace and the key).
-template <class KS>
-bool decode_key(std::string_view key, typename KS::key_type& out) {
-  return key_codec<KS>::decode(key, out);
-}
 
 // The bounds of the entries of KS whose key starts with prefix (covering `fields` fields):
 // [prefix + first type code of the next field, prefix + last type code + 1), or exactly the key
@@ -94,7 +78,7 @@ void prefix_bounds(const std::string& prefix, std::string& lower, std::string& u
 
 }  // namespace detail
 
-// Source: the store, snapshot or transaction scanned. It provides
+// Source: the store, snapshot or transaction scanned. It provides, to detail::store_access,
 //   cursor raw_cursor(const key_range&) const;   // a backend_cursor over a consistent state
 template <class KS, class Source, std::size_t K>
 class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::unknown> {
@@ -163,7 +147,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   friend ranges::range_access;
 
   // Whether V may bound the next field (a compile error naming the field otherwise; see
-  // detail/key_argument.hpp). With no next field, bound() reports that instead.
+  // detail/schema/key_argument.hpp). With no next field, bound() reports that instead.
   template <class V>
   static constexpr bool bound_accepted() {
     if constexpr (K < KS::field_count)
@@ -184,7 +168,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
     return b;
   }
 
-  using raw_cursor_type = decltype(std::declval<const Source&>().raw_cursor(std::declval<const key_range&>()));
+  using raw_cursor_type = detail::raw_cursor_t<Source>;
 
   struct state {
     raw_cursor_type cursor;
@@ -228,7 +212,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   };
 
   cursor begin_cursor() const {
-    auto s = std::make_shared<state>(state{source_->raw_cursor(range()), limit_});
+    auto s = std::make_shared<state>(state{detail::store_access::raw_cursor(*source_, range()), limit_});
     s->settle();
     return cursor(std::move(s));
   }

@@ -39,7 +39,7 @@
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
 #include <keyschema/fixed_string.hpp>
 #include <keyschema/tuple.hpp>
 #include <keyschema/value_codec.hpp>

@@ -33,8 +33,9 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/key_codec.hpp>
-#include <keyschema/detail/overlay_cursor.hpp>
+#include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/overlay_cursor.hpp>
+#include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
@@ -81,7 +82,7 @@ constexpr bool check_keyspace() {
   return true;
 }
 
-// Typed reads over a Derived that provides
+// Typed reads over a Derived that provides, to store_access (detail/store/store_access.hpp),
 //   bool raw_get(std::string_view key, std::string& value) const;
 //   cursor raw_cursor(const key_range&) const;
 template <class Derived, class Schema>
@@ -96,7 +97,7 @@ class basic_reader {
     thread_local std::string k, v;
     k.clear();
     key_codec<KS>::encode(k, key);
-    if (!self().raw_get(k, v)) return std::nullopt;
+    if (!store_access::raw_get(self(), k, v)) return std::nullopt;
     return decode_value<KS>(k, v);
   }
 
@@ -107,7 +108,7 @@ class basic_reader {
     thread_local std::string k, v;
     k.clear();
     key_codec<KS>::encode(k, key);
-    return self().raw_get(k, v);
+    return store_access::raw_get(self(), k, v);
   }
 
   // The entries of KS whose first sizeof...(P) fields equal prefix (none: the whole keyspace),
@@ -128,7 +129,7 @@ class basic_reader {
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
 };
 
-// Typed writes over a Derived that provides
+// Typed writes over a Derived that provides, to store_access (detail/store/store_access.hpp),
 //   template <class KW, class VW> void emplace_op(write_batch::op_kind, KW&&, VW&&);
 //   std::size_t max_key_size() const;
 template <class Derived, class Schema>
@@ -140,8 +141,8 @@ class basic_writer {
   template <class KS>
   void put(const typename KS::key_type& key, const typename KS::value_type& value) {
     static_assert(check_keyspace<Schema, KS>());
-    self().emplace_op(
-        write_batch::op_kind::put, [&](std::string& b) { encode_checked<KS>(b, key); },
+    store_access::emplace_op(
+        self(), write_batch::op_kind::put, [&](std::string& b) { encode_checked<KS>(b, key); },
         [&](std::string& b) { value_traits<typename KS::value_type>::encode(b, value); });
   }
 
@@ -149,8 +150,9 @@ class basic_writer {
   template <class KS>
   void erase(const typename KS::key_type& key) {
     static_assert(check_keyspace<Schema, KS>());
-    self().emplace_op(write_batch::op_kind::erase, [&](std::string& b) { encode_checked<KS>(b, key); },
-                      [](std::string&) {});
+    store_access::emplace_op(
+        self(), write_batch::op_kind::erase, [&](std::string& b) { encode_checked<KS>(b, key); },
+        [](std::string&) {});
   }
 
  private:
@@ -159,10 +161,10 @@ class basic_writer {
     const std::size_t mark = b.size();
     key_codec<KS>::encode(b, key);
     const std::size_t n = b.size() - mark;
-    if (n > self().max_key_size()) {
+    if (n > store_access::max_key_size(self())) {
       throw limit_error("keyschema: keyspace '" + std::string(KS::name) + "': encoded key is " + std::to_string(n) +
                         " bytes, longer than the backend's maximum key size of " +
-                        std::to_string(self().max_key_size()) + " bytes");
+                        std::to_string(store_access::max_key_size(self())) + " bytes");
     }
   }
 
@@ -190,12 +192,12 @@ struct transaction_state<Backend, true> {
 // Thread-safety: const members may be called from several threads at once.
 template <class Schema, class Backend>
 class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backend>, Schema> {
- public:
+ private:
+  friend class store<Schema, Backend>;
+  friend detail::store_access;
   bool raw_get(std::string_view key, std::string& value) const { return backend_->get(key, value, &snap_); }
   typename Backend::cursor_type raw_cursor(const key_range& r) const { return backend_->cursor(r, &snap_); }
 
- private:
-  friend class store<Schema, Backend>;
   store_snapshot(const Backend* b, typename Backend::snapshot_type s) : backend_(b), snap_(std::move(s)) {}
   const Backend* backend_;
   typename Backend::snapshot_type snap_;
@@ -220,14 +222,15 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   bool empty() const noexcept { return ops_.empty(); }
   const write_batch& operations() const noexcept { return ops_; }
 
+ private:
+  friend class store<Schema, Backend>;
+  friend detail::store_access;
   template <class KW, class VW>
   void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
     ops_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
   }
   std::size_t max_key_size() const { return store_->backend().max_key_size(); }
 
- private:
-  friend class store<Schema, Backend>;
   explicit store_batch(store<Schema, Backend>* s) : store_(s) {}
   store<Schema, Backend>* store_;
   write_batch ops_;
@@ -343,6 +346,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   // Number of distinct keys written so far.
   std::size_t size() const noexcept { return pending_.size(); }
 
+ private:
+  friend detail::store_access;
   bool raw_get(std::string_view key, std::string& value) const {
     require_open();
     if (auto it = pending_.find(key); it != pending_.end()) {
@@ -375,7 +380,6 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
   std::size_t max_key_size() const { return store_->backend().max_key_size(); }
 
- private:
   friend class store<Schema, Backend>;
   // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
   store_transaction(store<Schema, Backend>* s, std::unique_lock<std::mutex> lock)
@@ -390,7 +394,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
 
   void require_open() const {
-    if (!is_open()) throw error("keyschema::transaction: the transaction is already committed or rolled back");
+    if (!is_open()) throw error("keyschema::store_transaction: the transaction is already committed or rolled back");
   }
   void release() noexcept {
     state_.reset();  // ends the engine's write transaction first: locks are released in reverse order
@@ -556,12 +560,13 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     return erase_range(this->template scan<KS>(prefix...));
   }
 
+ private:
+  friend class store_transaction<Schema, Backend>;
+  friend detail::store_access;
+
   // Reader hooks (see basic_reader): the latest committed state.
   bool raw_get(std::string_view key, std::string& value) const { return backend_.get(key, value, nullptr); }
   typename Backend::cursor_type raw_cursor(const key_range& r) const { return backend_.cursor(r, nullptr); }
-
- private:
-  friend class store_transaction<Schema, Backend>;
 
   // The writer used by put/erase: encodes into scratch_.
   struct one_op : detail::basic_writer<one_op, Schema> {
@@ -623,7 +628,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   template <class Get, class Cursor, class Write>
   void check_record(bool adopting, Get&& get, Cursor&& cursor, Write&& write) {
     std::string stored;
-    const std::string expected = layout<Schema>::record();
+    const std::string layout_text = layout<Schema>::text();
+    const std::string expected = format_schema_record(layout<Schema>::fingerprint, layout_text);
     if (!get(stored)) {
       if (backend_read_only()) {
         throw schema_error(where() + ": read-only open of a database that has no keyschema schema record; open it "
@@ -647,12 +653,14 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       return;
     }
     if (stored == expected) return;
+    const std::optional<schema_record> theirs = parse_schema_record(stored);
     throw schema_error(
         "keyschema::store: the database was written with another schema layout (stored fingerprint " +
-        stored.substr(0, stored.find('\n')) + ", this program's " + expected.substr(0, 16) +
+        (theirs ? std::string(theirs->fingerprint_text)
+                : std::string("unreadable: the record is not \"<16 hex digits>\\n<layout>\"")) +
+        ", this program's " + fingerprint_text(layout<Schema>::fingerprint) +
         "); open it with the schema that wrote it, or migrate it. Stored layout: " +
-        (stored.find('\n') == std::string::npos ? std::string("?") : stored.substr(stored.find('\n') + 1)) +
-        " This program's layout: " + expected.substr(17));
+        (theirs ? std::string(theirs->layout) : std::string("?")) + " This program's layout: " + layout_text);
   }
 
   Backend backend_;

@@ -7,15 +7,15 @@
 // docs/encoding.md), so the byte order of packed keys is the element-wise order of the values
 // and a packed prefix is a byte prefix of every key that extends it.
 // For tools without a schema, unpack_dynamic() decodes any standard tuple into elements that
-// to_string()/to_json() render.
+// to_string()/to_json() of <keyschema/tuple_format.hpp> render.
 //
 // Thread-safety: all functions are reentrant; they only touch their arguments.
 #pragma once
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_dynamic.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
+#include <keyschema/tuple_dynamic.hpp>
+#include <keyschema/tuple_reader.hpp>
 #include <keyschema/error.hpp>
 
 #include <cstddef>

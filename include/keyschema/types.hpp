@@ -3,7 +3,7 @@
 //   keyschema::bytes   a binary string (tuple type code 0x01); std::string is a UTF-8 text string
 //                      (type code 0x02), so the two never mix in one key position.
 //   keyschema::uuid    an RFC 4122 UUID as 16 bytes in network order (type code 0x30).
-//   keyschema::desc<T> T stored in descending order (see keyschema/detail/codec_composites.hpp
+//   keyschema::desc<T> T stored in descending order (see keyschema/detail/codec/codec_composites.hpp
 //                      and docs/encoding.md: user type code 0x40, the bitwise complement of T's own
 //                      element encoding, then a 0xff terminator).
 //

@@ -2,8 +2,9 @@
 //
 // A write_batch is what every backend commits: all of its operations become visible together or
 // none do, and later operations on the same key win over earlier ones. Keys and values are raw
-// bytes; the typed layer (keyschema::batch, keyschema::transaction) encodes straight into the
-// batch's single buffer, so adding an operation allocates nothing once the buffer has grown.
+// bytes; the typed layer (keyschema::store_batch, keyschema::store_transaction) encodes straight
+// into the batch's single buffer, so adding an operation allocates nothing once the buffer has
+// grown.
 //
 // Thread-safety: a write_batch is a plain value. Const members may be called concurrently;
 // anything else needs external synchronization.

@@ -20,6 +20,7 @@
 #include <dump.hpp>
 #include <prefix.hpp>
 #include <keyschema/tuple.hpp>
+#include <keyschema/tuple_format.hpp>
 
 #include <algorithm>
 #include <cmath>

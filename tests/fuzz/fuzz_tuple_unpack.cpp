@@ -11,6 +11,7 @@
 #include "fuzz_support.hpp"
 
 #include <keyschema/tuple.hpp>
+#include <keyschema/tuple_format.hpp>
 #include <keyschema/types.hpp>
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Static tests of how prefix and bound values convert to their field's type
-// (keyschema/detail/key_argument.hpp): exact conversions are accepted, every lossy or unrelated
+// (keyschema/detail/schema/key_argument.hpp): exact conversions are accepted, every lossy or unrelated
 // one is rejected (a compile error at scan / erase_prefix / from / after / to / through).
 #include <keyschema/keyschema.hpp>
 

@@ -214,6 +214,42 @@ TEST_CASE("the schema fingerprint is recorded and checked", "[store][fingerprint
   CHECK(rec == ks::layout<broker>::record());
 }
 
+TEST_CASE("the schema record is read by one parser", "[store][fingerprint]") {
+  using L = ks::layout<broker>;
+  const std::string rec = L::record();
+  const auto parsed = ks::parse_schema_record(rec);
+  REQUIRE(parsed);
+  CHECK(parsed->fingerprint == L::fingerprint);
+  CHECK(parsed->fingerprint_text == ks::fingerprint_text(L::fingerprint));
+  CHECK(parsed->layout == L::text());
+  CHECK(ks::format_schema_record(parsed->fingerprint, parsed->layout) == rec);
+  CHECK(ks::fingerprint_text(0x0123456789abcdefull) == "0123456789abcdef");
+  // An empty layout is still a record; every damaged form is not.
+  CHECK(ks::parse_schema_record("0123456789abcdef\n"));
+  for (const std::string& bad : {std::string(""), std::string("0123456789abcdef"), std::string("0123456789abcde\n"),
+                                std::string("0123456789ABCDEF\nx"), std::string("0123456789abcdefx"),
+                                std::string("0123456789abcdeg\nx"), std::string(" 123456789abcdef\nx"),
+                                std::string("0123456789abcdef\n\xff")}) {
+    INFO(bad);
+    CHECK_FALSE(ks::parse_schema_record(bad));
+  }
+  // A store refuses a damaged record as another layout, without echoing its bytes as a fingerprint.
+  ks::memory_backend mb;
+  ks::write_batch b;
+  b.put(ks::schema_key, "\xff\xfe not a record");
+  mb.write(b, {});
+  try {
+    mem_store db(std::move(mb));
+    FAIL("opened a database with a damaged schema record");
+  } catch (const ks::schema_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("another schema layout") != std::string::npos);
+    CHECK(what.find("stored fingerprint unreadable") != std::string::npos);
+    CHECK(what.find("not a record") == std::string::npos);
+    CHECK(what.find(ks::fingerprint_text(L::fingerprint)) != std::string::npos);
+  }
+}
+
 TEST_CASE("keys over the backend's limit are refused, naming the keyspace", "[store][limits]") {
   ks::memory_backend inner;
   ref_store db{keyschema_test::ref_backend<>(inner, 40)};

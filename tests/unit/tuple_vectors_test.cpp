@@ -2,6 +2,7 @@
 // binding's TupleSerializationTest / TuplePackingTest), keyschema's own forms (desc), and the
 // malformed inputs every decoder must reject with a decode_error naming the byte offset.
 #include <keyschema/tuple.hpp>
+#include <keyschema/tuple_format.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -28,10 +28,10 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/utf8.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/tuple.hpp>
+#include <keyschema/tuple_format.hpp>
 
 #include "prefix.hpp"
 
@@ -91,9 +91,9 @@ inline decoded_tuple decode_tuple(std::string_view raw) {
   // FoundationDB tuple layer assigns nothing above them).
   if (!raw.empty() && static_cast<unsigned char>(raw.front()) > 0x40) {
     const auto c = static_cast<std::uint8_t>(raw.front());
-    d.error = (c <= 0x4f ? "user type code " + keyschema::detail::hex_byte(c) +
+    d.error = (c <= 0x4f ? "user type code " + format::hex_byte(c) +
                                " (not written by keyschema; its length is application-defined)"
-                         : "unknown type code " + keyschema::detail::hex_byte(c)) +
+                         : "unknown type code " + format::hex_byte(c)) +
               " at byte 0";
     return d;
   }
@@ -108,7 +108,7 @@ inline decoded_tuple decode_tuple(std::string_view raw) {
   if (!d.elements.empty() && d.elements.back().type == tuple::element::kind::user_type) {
     // Only the last top-level element can be one: it takes the rest of the input.
     offset -= d.elements.back().data.size() + 1;
-    d.error = "user type code " + keyschema::detail::hex_byte(d.elements.back().code) +
+    d.error = "user type code " + format::hex_byte(d.elements.back().code) +
               " (not written by keyschema; its length is application-defined) at byte " + std::to_string(offset);
     d.elements.clear();
     return d;
@@ -119,8 +119,8 @@ inline decoded_tuple decode_tuple(std::string_view raw) {
 
 namespace detail {
 
-using keyschema::detail::append_hex;
-using keyschema::detail::append_json_string;
+using keyschema::format::append_hex;
+using keyschema::format::append_json_string;
 
 // Text of the schema layout for a text line: backslash and control characters escaped.
 // REQUIRES: s is valid UTF-8.
@@ -142,23 +142,16 @@ inline void append_layout_text(std::string& out, std::string_view s) {
   }
 }
 
-inline bool is_lower_hex(std::string_view s) noexcept {
-  for (const char c : s)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
-}
-
-// The schema record "<16 hex digits>\n<layout>", or a malformed-record line.
+// The schema record (see keyschema::parse_schema_record), or a malformed-record line.
 inline void append_schema(std::string& out, std::string_view value, bool json) {
-  const bool well_formed = value.size() >= 17 && is_lower_hex(value.substr(0, 16)) && value[16] == '\n' &&
-                           keyschema::detail::utf8_valid(value.substr(17));
+  const std::optional<schema_record> record = parse_schema_record(value);
   if (json) {
     out += "{\"schema\":{";
-    if (well_formed) {
+    if (record) {
       out += "\"fingerprint\":\"";
-      out.append(value.substr(0, 16));
+      out.append(record->fingerprint_text);
       out += "\",\"layout\":";
-      append_json_string(out, value.substr(17));
+      append_json_string(out, record->layout);
     } else {
       out += "\"hex\":\"";
       append_hex(out, value);
@@ -168,10 +161,10 @@ inline void append_schema(std::string& out, std::string_view value, bool json) {
     return;
   }
   out += "# schema ";
-  if (well_formed) {
-    out.append(value.substr(0, 16));
+  if (record) {
+    out.append(record->fingerprint_text);
     out += ' ';
-    append_layout_text(out, value.substr(17));
+    append_layout_text(out, record->layout);
   } else {
     out += "(malformed record) x\"";
     append_hex(out, value);

@@ -25,8 +25,8 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/utf8.hpp>
 #include <keyschema/tuple.hpp>
+#include <keyschema/tuple_format.hpp>
 #include <keyschema/types.hpp>
 
 #include <charconv>
@@ -144,7 +144,7 @@ class prefix_parser {
     const std::size_t start = pos_;
     if (peek() == '"') {
       std::string v = quoted();
-      if (const std::size_t bad = keyschema::detail::utf8_invalid_at(v); bad != std::string_view::npos) {
+      if (const std::size_t bad = keyschema::format::utf8_invalid_at(v); bad != std::string_view::npos) {
         pos_ = start;
         fail("the string is not valid UTF-8 (byte " + std::to_string(bad) + " of its value); write byte strings as b\"...\"");
       }

@@ -1,8 +1,10 @@
 // keyschema/detail/config.hpp: version macros and the version-tagged inline namespace.
 //
-// Every public name lives in `keyschema::v0` through an inline namespace, so that a program that
+// Every public name lives in `keyschema::v0_1` through an inline namespace, so that a program that
 // links two incompatible keyschema versions fails to link instead of mixing layouts silently.
-// Users always spell names as `keyschema::...`.
+// The package declares minor versions incompatible (`SameMinorVersion`), so the namespace names
+// major and minor: bump it with KEYSCHEMA_VERSION_MINOR (as fmt bumps its inline namespace on each
+// ABI break). Users always spell names as `keyschema::...`.
 #pragma once
 
 #define KEYSCHEMA_VERSION_MAJOR 0
@@ -11,7 +13,7 @@
 
 #define KEYSCHEMA_BEGIN_NAMESPACE \
   namespace keyschema {           \
-  inline namespace v0 {
+  inline namespace v0_1 {
 #define KEYSCHEMA_END_NAMESPACE \
   }                             \
   }

@@ -1,5 +1,6 @@
-// keyschema/detail/tuple_reader.hpp: keyschema::tuple::reader, the decoding cursor. Public
-// through <keyschema/codec.hpp> and <keyschema/tuple.hpp>.
+// keyschema/tuple_reader.hpp: keyschema::tuple::reader, the decoding cursor that full codecs
+// (keyschema::codec<T>::decode) read from. Also included by <keyschema/codec.hpp> and
+// <keyschema/tuple.hpp>.
 //
 // A reader walks over encoded tuple bytes that it does not own, one element at a time. Codecs
 // (keyschema::codec<T>::decode) consume exactly one element from it. It never reads outside the
@@ -10,9 +11,9 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
-#include <keyschema/detail/tuple_error.hpp>
-#include <keyschema/detail/tuple_skip.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/detail/codec/tuple_error.hpp>
+#include <keyschema/detail/codec/tuple_skip.hpp>
 #include <keyschema/error.hpp>
 
 #include <cstddef>

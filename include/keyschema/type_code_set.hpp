@@ -1,5 +1,6 @@
-// keyschema/detail/codec_type_code_set.hpp: keyschema::type_code_set, a constexpr set of the 256
-// possible first bytes of an encoded tuple element. Public through <keyschema/codec.hpp>.
+// keyschema/type_code_set.hpp: keyschema::type_code_set, a constexpr set of the 256
+// possible first bytes of an encoded tuple element, which full codecs declare as type_codes.
+// Also included by <keyschema/codec.hpp>.
 //
 // Schemas use it to prove at compile time that two key positions can never produce the same
 // first byte (for example a literal string and an integer id), i.e. that keys of different

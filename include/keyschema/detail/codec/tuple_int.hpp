@@ -1,4 +1,4 @@
-// keyschema/detail/tuple_int.hpp: integers (type codes 0x0b..0x1d) and the byte-order helpers.
+// keyschema/detail/codec/tuple_int.hpp: integers (type codes 0x0b..0x1d) and the byte-order helpers.
 //
 // Encoding is the shortest form: 0x14 is zero, 0x15..0x1c a positive value in 1..8 big-endian
 // bytes, 0x0c..0x13 a negative value as the one's complement of its magnitude in 8..1 bytes.
@@ -10,8 +10,8 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/tuple_reader.hpp>
 
 #include <bit>
 #include <concepts>

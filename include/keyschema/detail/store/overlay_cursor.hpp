@@ -1,4 +1,4 @@
-// keyschema/detail/overlay_cursor.hpp: a cursor over pending writes laid over a backend cursor.
+// keyschema/detail/store/overlay_cursor.hpp: a cursor over pending writes laid over a backend cursor.
 //
 // Transactions read their own writes: their scans merge the writes not yet committed (a sorted
 // map of key -> value or erasure) with a cursor on the transaction's snapshot. A pending entry

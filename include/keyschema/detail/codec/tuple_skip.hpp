@@ -1,4 +1,4 @@
-// keyschema/detail/tuple_skip.hpp: measures one encoded element without decoding it.
+// keyschema/detail/codec/tuple_skip.hpp: measures one encoded element without decoding it.
 //
 // Used by tuple::reader::skip_element, by the dynamic decoder and to find the extent of a
 // desc<T> element. Works on a byte view XOR-ed with `mask` (0x00 for plain bytes, 0xff inside a
@@ -7,8 +7,8 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
-#include <keyschema/detail/tuple_error.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/detail/codec/tuple_error.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// keyschema/detail/tuple_string.hpp: byte strings (0x01) and UTF-8 strings (0x02).
+// keyschema/detail/codec/tuple_string.hpp: byte strings (0x01) and UTF-8 strings (0x02).
 //
 // Encoding: type code, payload with every 0x00 written as 0x00 0xff, then a 0x00 terminator.
 // Text (0x02) is validated as UTF-8 both when encoding (keyschema::error, so a key that could
@@ -7,9 +7,9 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
-#include <keyschema/detail/utf8.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/tuple_reader.hpp>
+#include <keyschema/detail/codec/utf8.hpp>
 #include <keyschema/error.hpp>
 
 #include <cstddef>

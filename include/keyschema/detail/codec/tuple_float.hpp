@@ -1,4 +1,4 @@
-// keyschema/detail/tuple_float.hpp: IEEE binary floating point (float 0x20, double 0x21).
+// keyschema/detail/codec/tuple_float.hpp: IEEE binary floating point (float 0x20, double 0x21).
 //
 // Big-endian IEEE bits, then: sign bit clear -> flip the sign bit; sign bit set -> flip every bit.
 // The bytes then sort in IEEE total order: -NaN < -inf < negatives < -0.0 < +0.0 < positives <
@@ -7,9 +7,9 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
-#include <keyschema/detail/tuple_int.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/detail/codec/tuple_int.hpp>
+#include <keyschema/tuple_reader.hpp>
 
 #include <bit>
 #include <cstdint>

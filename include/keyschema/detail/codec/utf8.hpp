@@ -1,4 +1,4 @@
-// keyschema/detail/utf8.hpp: strict UTF-8 validation (RFC 3629).
+// keyschema/detail/codec/utf8.hpp: strict UTF-8 validation (RFC 3629).
 //
 // Rejects overlong forms, UTF-16 surrogates (U+D800..U+DFFF), code points above U+10FFFF, stray
 // continuation bytes and truncated sequences. Pure functions; thread-safe; never read outside

@@ -1,4 +1,4 @@
-// keyschema/detail/codec_scalars.hpp: codec specializations for the scalar types.
+// keyschema/detail/codec/codec_scalars.hpp: codec specializations for the scalar types.
 // Included by <keyschema/codec.hpp>; do not include directly.
 //
 // integers (i8..i64, u8..u64), float, double, bool, std::nullptr_t, std::string, the encode-only
@@ -7,13 +7,13 @@
 // Stateless; thread-safe.
 #pragma once
 
-#include <keyschema/codec.hpp>
+#include <keyschema/detail/codec/codec_core.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
-#include <keyschema/detail/tuple_float.hpp>
-#include <keyschema/detail/tuple_int.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
-#include <keyschema/detail/tuple_string.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/detail/codec/tuple_float.hpp>
+#include <keyschema/detail/codec/tuple_int.hpp>
+#include <keyschema/tuple_reader.hpp>
+#include <keyschema/detail/codec/tuple_string.hpp>
 #include <keyschema/types.hpp>
 
 #include <chrono>
@@ -46,7 +46,7 @@ using enum_repr_t = std::conditional_t<std::is_signed_v<std::underlying_type_t<E
                                        std::make_unsigned_t<std::underlying_type_t<E>>>;
 }  // namespace detail
 
-// Integers: shortest big-endian form, codes 0x0c..0x1c (see detail/tuple_int.hpp).
+// Integers: shortest big-endian form, codes 0x0c..0x1c (see detail/codec/tuple_int.hpp).
 // type_codes is every integer code whatever the width, 0x0b..0x1d with FoundationDB's
 // arbitrary-precision forms: the tuple encoding has one integer type,
 // so an integer element is always this field's element, and one that does not fit T (256 in a

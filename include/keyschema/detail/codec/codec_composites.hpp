@@ -1,15 +1,15 @@
-// keyschema/detail/codec_composites.hpp: codec specializations for std::optional<T>,
+// keyschema/detail/codec/codec_composites.hpp: codec specializations for std::optional<T>,
 // std::tuple<Ts...> (nested tuple) and keyschema::desc<T>.
 // Included by <keyschema/codec.hpp>; do not include directly.
 //
 // Stateless; thread-safe.
 #pragma once
 
-#include <keyschema/codec.hpp>
+#include <keyschema/detail/codec/codec_core.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
-#include <keyschema/detail/tuple_reader.hpp>
-#include <keyschema/detail/tuple_skip.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/tuple_reader.hpp>
+#include <keyschema/detail/codec/tuple_skip.hpp>
 #include <keyschema/types.hpp>
 
 #include <cstddef>

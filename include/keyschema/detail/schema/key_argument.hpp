@@ -1,4 +1,4 @@
-// keyschema/detail/key_argument.hpp: how a value passed for a key field (a scan prefix value, a
+// keyschema/detail/schema/key_argument.hpp: how a value passed for a key field (a scan prefix value, a
 // scan bound, an erase_prefix value) is written into the key.
 //
 // An argument of another type than the field's is accepted only when the bytes written mean the
@@ -31,7 +31,7 @@
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/tuple_codes.hpp>
+#include <keyschema/detail/codec/tuple_codes.hpp>
 #include <keyschema/fixed_string.hpp>
 #include <keyschema/types.hpp>
 

@@ -1,4 +1,4 @@
-// keyschema/detail/tuple_error.hpp: how the tuple codec formats and raises decode_error.
+// keyschema/detail/codec/tuple_error.hpp: how the tuple codec formats and raises decode_error.
 //
 // Every message ends with " at byte N", N being the offset of the offending byte in the decoded
 // input (plus the reader's base offset). Stateless; thread-safe.

@@ -1,18 +1,22 @@
-// keyschema/detail/key_codec.hpp: encoding and decoding the keys of one keyspace.
+// keyschema/detail/schema/key_codec.hpp: encoding and decoding the keys of one keyspace.
 //
 // A key is the tuple of the keyspace's segments: literals are appended as their precomputed
-// bytes, fields through codec_traits (prefix values as described in detail/key_argument.hpp). Prefix encodings (the first k fields plus the literals that
-// follow the last of them) are what scans and range erases bound their cursors with.
+// bytes, fields through codec_traits (prefix values as described in detail/schema/key_argument.hpp).
+// Prefix encodings (the first k fields plus the literals that follow the last of them) are what
+// scans and range erases bound their cursors with. decode_key/decode_value are what the store's
+// reads and the scans decode entries with; describe_key names a key in their decode errors.
 //
 // Thread-safety: stateless.
 #pragma once
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/key_argument.hpp>
+#include <keyschema/detail/schema/key_argument.hpp>
+#include <keyschema/detail/codec/tuple_text.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/tuple.hpp>
+#include <keyschema/value_codec.hpp>
 
 #include <cstddef>
 #include <string>
@@ -129,6 +133,23 @@ struct key_codec {
     }
   }
 };
+
+// Decodes a stored value of KS; decode errors name the keyspace and the key.
+template <class KS>
+typename KS::value_type decode_value(std::string_view key, std::string_view value) {
+  try {
+    return value_traits<typename KS::value_type>::decode(value);
+  } catch (const decode_error& e) {
+    rethrow_in_keyspace(KS::name, key, "value", e);
+  }
+}
+
+// Decodes key into out when it is KS's; false when it belongs to another keyspace (see
+// key_codec::decode; decode errors name the keyspace and the key).
+template <class KS>
+bool decode_key(std::string_view key, typename KS::key_type& out) {
+  return key_codec<KS>::decode(key, out);
+}
 
 }  // namespace detail
 KEYSCHEMA_END_NAMESPACE

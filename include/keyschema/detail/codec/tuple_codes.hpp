@@ -1,4 +1,4 @@
-// keyschema/detail/tuple_codes.hpp: the FoundationDB tuple layer type codes keyschema uses.
+// keyschema/detail/codec/tuple_codes.hpp: the FoundationDB tuple layer type codes keyschema uses.
 //
 // Source of truth: FoundationDB design/tuple.md. Constants only; no state.
 #pragma once
