@@ -49,6 +49,9 @@
 #   KEYSCHEMA_TEST_OPTIMIZE ("")   an optimisation flag (scripts/test: -O1 in its Release pass)
 #                                  added after the build type's to the unit/conformance tests and
 #                                  the Catch2 main; NDEBUG stays as the build type defines it
+#   KEYSCHEMA_CONFORMANCE_BATCH (4) topic files per conformance translation unit: above 1 the
+#                                  topics are compiled in unity batches of that size (fewer,
+#                                  larger objects: less CPU in all, less parallelism)
 #   KEYSCHEMA_FRONTEND_TESTS (ON)  register the static, compile-fail and documentation tests; they
 #                                  exercise only the front end (-O0, no sanitizer), so scripts/test
 #                                  runs them in its Release pass only (OFF in the sanitizer passes)
@@ -74,6 +77,8 @@ find_package(Catch2 2.13 CONFIG REQUIRED)
 option(KEYSCHEMA_TEST_PCH "Precompile Catch2 and <keyschema/keyschema.hpp> once for the unit and conformance tests" ON)
 set(KEYSCHEMA_TEST_OPTIMIZE "" CACHE STRING
     "Optimisation flag for the unit/conformance test programs, after the build type's (e.g. -O1); empty: the build type's own")
+set(KEYSCHEMA_CONFORMANCE_BATCH 4 CACHE STRING
+    "Conformance topic files compiled per translation unit (unity batches; 1: one object per topic)")
 option(KEYSCHEMA_FRONTEND_TESTS
        "Build and register the static, compile-fail and documentation tests (they exercise only the compiler's front end)" ON)
 
@@ -245,6 +250,9 @@ function(keyschema_add_conformance_test backend)
   set(name conformance_${backend})
   keyschema_add_unit_test(NAME ${name} SOURCES ${KEYSCHEMA_CONFORMANCE_CASES} LIBS ${arg_LIBS} LABELS conformance)
   if(TARGET ${name})
+    if(KEYSCHEMA_CONFORMANCE_BATCH GREATER 1)
+      set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${KEYSCHEMA_CONFORMANCE_BATCH})
+    endif()
     target_compile_definitions(${name} PRIVATE
       "KEYSCHEMA_CONFORMANCE_FACTORY=${arg_FACTORY}"
       "KEYSCHEMA_CONFORMANCE_FACTORY_HEADER=<conformance/${backend}_factory.hpp>")

@@ -10,7 +10,9 @@
 //
 // which compiles every topic file for that backend (KEYSCHEMA_CONFORMANCE_FACTORY and
 // KEYSCHEMA_CONFORMANCE_FACTORY_HEADER, <conformance/<backend>_factory.hpp>, are set per target)
-// into one program, conformance_<backend>; the topic files build in parallel. Cases a backend
+// into one program, conformance_<backend>, in batches of KEYSCHEMA_CONFORMANCE_BATCH topic files
+// per object (4 by default: two objects per backend, built in parallel; 1: one per topic; topic
+// files therefore share nothing file-local: helpers here are inline). Cases a backend
 // cannot take part in (reopening a memory store) say so with a Catch2 WARN instead of passing
 // silently. The multi-threaded cases live in conformance_concurrency.hpp.
 //
