@@ -15,6 +15,13 @@
 #       prints "KEYSCHEMA-SKIP: <why>" (a tool it needs is missing) is reported skipped, not passed:
 #       keep such a test alone in its executable.
 #
+#   keyschema_add_conformance_test(<backend> FACTORY <type> [LIBS <lib>...])
+#       The conformance suite (tests/conformance/conformance.hpp) on one backend: every topic file
+#       of KEYSCHEMA_CONFORMANCE_CASES (set in tests/CMakeLists.txt) compiled for that backend
+#       with KEYSCHEMA_CONFORMANCE_FACTORY=<type> and KEYSCHEMA_CONFORMANCE_FACTORY_HEADER=
+#       <conformance/<backend>_factory.hpp>, linked into one unit test conformance_<backend>
+#       (labels unit, conformance). One object per topic, so a backend's cases build in parallel.
+#
 #   keyschema_add_static_test(<file.cpp> [LIBS <lib>...])
 #       Compiles the file (static_assert tests) as part of the default build; the CTest test
 #       static.<stem> re-checks that the object is up to date, so a failure shows in test counts.
@@ -35,6 +42,20 @@
 #   keyschema_check_registered(<dir>...) the test tests.registered fails while a *.cpp under
 #                                        <dir> is not handed to one of the helpers
 #
+# Options (cache variables):
+#   KEYSCHEMA_TEST_PCH (ON)        the unit and conformance tests reuse one precompiled header
+#                                  (<catch2/catch.hpp>, <keyschema/keyschema.hpp>) per build tree,
+#                                  target keyschema_test_pch, compiled with the tests' exact flags
+#   KEYSCHEMA_TEST_OPTIMIZE ("")   an optimisation flag (scripts/test: -O1 in its Release pass)
+#                                  added after the build type's to the unit/conformance tests and
+#                                  the Catch2 main; NDEBUG stays as the build type defines it
+#   KEYSCHEMA_CONFORMANCE_BATCH (4) topic files per conformance translation unit: above 1 the
+#                                  topics are compiled in unity batches of that size (fewer,
+#                                  larger objects: less CPU in all, less parallelism)
+#   KEYSCHEMA_FRONTEND_TESTS (ON)  register the static, compile-fail and documentation tests; they
+#                                  exercise only the front end (-O0, no sanitizer), so scripts/test
+#                                  runs them in its Release pass only (OFF in the sanitizer passes)
+#
 # A registered source file that does not exist is reported as a failing test of the same name
 # (and a configure warning) rather than breaking the configuration.
 # Label targets: for every label L, the custom target keyschema_label_<L> builds all tests
@@ -53,6 +74,14 @@ endif()
 
 find_package(Catch2 2.13 CONFIG REQUIRED)
 
+option(KEYSCHEMA_TEST_PCH "Precompile Catch2 and <keyschema/keyschema.hpp> once for the unit and conformance tests" ON)
+set(KEYSCHEMA_TEST_OPTIMIZE "" CACHE STRING
+    "Optimisation flag for the unit/conformance test programs, after the build type's (e.g. -O1); empty: the build type's own")
+set(KEYSCHEMA_CONFORMANCE_BATCH 4 CACHE STRING
+    "Conformance topic files compiled per translation unit (unity batches; 1: one object per topic)")
+option(KEYSCHEMA_FRONTEND_TESTS
+       "Build and register the static, compile-fail and documentation tests (they exercise only the compiler's front end)" ON)
+
 # Shared test support: Catch2 and the tests/ include root (<support/temp_dir.hpp>).
 add_library(keyschema_test_support INTERFACE)
 target_link_libraries(keyschema_test_support INTERFACE Catch2::Catch2 keyschema::keyschema)
@@ -62,8 +91,37 @@ target_include_directories(keyschema_test_support INTERFACE "${PROJECT_SOURCE_DI
 add_library(keyschema_test_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/main.cpp")
 target_link_libraries(keyschema_test_main PUBLIC keyschema_test_support)
 keyschema_warnings(keyschema_test_main)
+if(KEYSCHEMA_TEST_OPTIMIZE)
+  target_compile_options(keyschema_test_main PRIVATE ${KEYSCHEMA_TEST_OPTIMIZE})
+endif()
 # Not instrumented: it is Catch2's runner, not keyschema code, and instrumenting it costs about a
 # minute of compile time per sanitizer build. Sanitized test code links with it normally.
+
+# Options of every unit/conformance test object: warnings, sanitizers, KEYSCHEMA_TEST_OPTIMIZE.
+# The precompiled header below is only reused by targets whose flags are exactly these.
+function(_keyschema_test_options target)
+  keyschema_warnings(${target})
+  keyschema_sanitize(${target})
+  if(KEYSCHEMA_TEST_OPTIMIZE)
+    # After the build type's own -O (the last -O wins); NDEBUG stays as the build type sets it.
+    target_compile_options(${target} PRIVATE ${KEYSCHEMA_TEST_OPTIMIZE})
+  endif()
+endfunction()
+
+# One precompiled header per build tree for every unit and conformance test: Catch2 and the
+# umbrella header, compiled with the same flags as the tests (sanitizers, -Werror, optimisation),
+# so each test reuses it (REUSE_FROM) instead of parsing both again.
+if(KEYSCHEMA_TEST_PCH)
+  set(_pch_source "${PROJECT_BINARY_DIR}/tests/keyschema_test_pch.cpp")
+  if(NOT EXISTS "${_pch_source}")
+    file(WRITE "${_pch_source}" "// Generated: the precompiled header's own translation unit (empty).\n")
+  endif()
+  add_library(keyschema_test_pch OBJECT "${_pch_source}")
+  target_link_libraries(keyschema_test_pch PRIVATE keyschema_test_support)
+  _keyschema_test_options(keyschema_test_pch)
+  target_precompile_headers(keyschema_test_pch PRIVATE <catch2/catch.hpp> <keyschema/keyschema.hpp>)
+  unset(_pch_source)
+endif()
 
 keyschema_sanitizer_environment(_keyschema_sanitizer_env)
 set(KEYSCHEMA_TEST_ENVIRONMENT "${_keyschema_sanitizer_env}" CACHE INTERNAL "")
@@ -165,8 +223,10 @@ function(keyschema_add_unit_test)
 
   add_executable(${arg_NAME} ${arg_SOURCES})
   target_link_libraries(${arg_NAME} PRIVATE keyschema_test_main keyschema_test_support ${arg_LIBS})
-  keyschema_warnings(${arg_NAME})
-  keyschema_sanitize(${arg_NAME})
+  _keyschema_test_options(${arg_NAME})
+  if(KEYSCHEMA_TEST_PCH)
+    target_precompile_headers(${arg_NAME} REUSE_FROM keyschema_test_pch)
+  endif()
 
   set(work "${KEYSCHEMA_TEST_WORK_DIR}/${arg_NAME}")
   file(MAKE_DIRECTORY "${work}")
@@ -181,10 +241,31 @@ function(keyschema_add_unit_test)
   _keyschema_label_targets(${arg_NAME} unit ${arg_LABELS})
 endfunction()
 
+function(keyschema_add_conformance_test backend)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "FACTORY" "LIBS")
+  if(NOT arg_FACTORY OR arg_UNPARSED_ARGUMENTS OR NOT KEYSCHEMA_CONFORMANCE_CASES)
+    message(FATAL_ERROR "keyschema_add_conformance_test(<backend> FACTORY <type> [LIBS ...]) after setting "
+                        "KEYSCHEMA_CONFORMANCE_CASES: bad arguments '${ARGV}'")
+  endif()
+  set(name conformance_${backend})
+  keyschema_add_unit_test(NAME ${name} SOURCES ${KEYSCHEMA_CONFORMANCE_CASES} LIBS ${arg_LIBS} LABELS conformance)
+  if(TARGET ${name})
+    if(KEYSCHEMA_CONFORMANCE_BATCH GREATER 1)
+      set_target_properties(${name} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${KEYSCHEMA_CONFORMANCE_BATCH})
+    endif()
+    target_compile_definitions(${name} PRIVATE
+      "KEYSCHEMA_CONFORMANCE_FACTORY=${arg_FACTORY}"
+      "KEYSCHEMA_CONFORMANCE_FACTORY_HEADER=<conformance/${backend}_factory.hpp>")
+  endif()
+endfunction()
+
 function(keyschema_add_static_test file)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "LIBS")
   _keyschema_note_sources(${file})
   get_filename_component(stem "${file}" NAME_WE)
+  if(NOT KEYSCHEMA_FRONTEND_TESTS)
+    return()
+  endif()
   _keyschema_missing_sources(missing static.${stem} ${file})
   if(missing)
     return()
@@ -209,6 +290,9 @@ function(keyschema_add_compile_fail file)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "LIBS")
   _keyschema_note_sources(${file})
   get_filename_component(stem "${file}" NAME_WE)
+  if(NOT KEYSCHEMA_FRONTEND_TESTS)
+    return()
+  endif()
   _keyschema_missing_sources(missing compile_fail.${stem} ${file})
   if(missing)
     return()
