@@ -532,18 +532,23 @@ TEST_CASE("leveldb_backend: limits", "[leveldb]") {
 
   SECTION("the default and the ceiling") {
     leveldb_backend db(dir.path() / "db");
-    CHECK(db.max_key_size() == keyschema::leveldb_max_entry_bytes);
+    CHECK(db.limits().max_entry_bytes == keyschema::leveldb_max_entry_bytes);
+    CHECK(db.limits().max_key_bytes == keyschema::leveldb_max_entry_bytes);
+    CHECK(db.limits().max_value_bytes == keyschema::backend_limits::unlimited);
+    CHECK(db.limits().max_ops_per_write == std::size_t{0xFFFFFFFF});
+    CHECK(db.limits().max_bytes_per_write == keyschema::backend_limits::unlimited);
     CHECK(keyschema::leveldb_max_entry_bytes < (std::size_t{1} << 32) - 8);
     leveldb_options o;
     o.max_entry_bytes = std::numeric_limits<std::size_t>::max();
     leveldb_backend db2(dir.path() / "db2", o);
-    CHECK(db2.max_key_size() == keyschema::leveldb_max_entry_bytes);
+    CHECK(db2.limits().max_entry_bytes == keyschema::leveldb_max_entry_bytes);
   }
   SECTION("key plus value above max_entry_bytes: limit_error, nothing written") {
     leveldb_options o;
     o.max_entry_bytes = 16;
     leveldb_backend db(dir.path() / "db", o);
-    CHECK(db.max_key_size() == 16);
+    CHECK(db.limits().max_entry_bytes == 16);
+    CHECK(db.limits().max_key_bytes == 16);
 
     write_batch ok;
     ok.put(std::string(10, 'k'), std::string(6, 'v'));  // exactly 16

@@ -314,7 +314,7 @@ TEST_CASE("lmdb_backend: a batch that fails a limit writes nothing", "[lmdb]") {
   ks::lmdb_backend db(dir.path());
   put(db, "keep", "1");
 
-  const std::string too_long(db.max_key_size() + 1, 'k');
+  const std::string too_long(db.limits().max_key_bytes + 1, 'k');
   for (int bad = 0; bad < 3; ++bad) {
     INFO("bad operation " << bad << ": too long key, empty key, erase of an empty key");
     ks::write_batch w;
@@ -332,8 +332,11 @@ TEST_CASE("lmdb_backend: a batch that fails a limit writes nothing", "[lmdb]") {
 TEST_CASE("lmdb_backend: key size limits", "[lmdb]") {
   temp_dir dir("lmdb-keysize");
   ks::lmdb_backend db(dir.path());
-  const std::size_t max = db.max_key_size();
+  const std::size_t max = db.limits().max_key_bytes;
   CHECK(max == static_cast<std::size_t>(mdb_env_get_maxkeysize(db.native())));
+  CHECK(db.limits().max_value_bytes == std::size_t{0xffffffffu});
+  CHECK(db.limits().max_entry_bytes == ks::backend_limits::unlimited);
+  CHECK(db.limits().max_ops_per_write == ks::backend_limits::unlimited);
   REQUIRE(max > 1);
 
   const std::string longest(max, 'x');
@@ -344,7 +347,7 @@ TEST_CASE("lmdb_backend: key size limits", "[lmdb]") {
   SECTION("too long: limit_error names the size and the limit") {
     try {
       put(db, std::string(max + 1, 'x'), "no");
-      FAIL("write accepted a key longer than max_key_size()");
+      FAIL("write accepted a key longer than limits().max_key_bytes");
     } catch (const ks::limit_error& e) {
       const std::string what = e.what();
       CHECK_THAT(what, Catch::Contains(std::to_string(max + 1) + " bytes"));

@@ -185,7 +185,7 @@ class leveldb_backend {
   // storage, and an empty batch without it does nothing.
   // May be called concurrently (LevelDB queues writers and may commit them as one group).
   // Errors (nothing of batch was applied in each case):
-  //   limit_error: an operation's key plus value is larger than max_key_size()
+  //   limit_error: an operation's key plus value is larger than limits().max_entry_bytes
   //     (leveldb_options::max_entry_bytes), or the batch has 2^32 operations or more.
   //     Remedy: split the value, or raise max_entry_bytes up to leveldb_max_entry_bytes.
   //   backend_error, native_call "leveldb::DB::Write", native_code 5 (IO error): the write-ahead
@@ -242,10 +242,17 @@ class leveldb_backend {
                        &s_->path);
   }
 
-  // The longest key write() accepts: leveldb_options::max_entry_bytes (at most
-  // leveldb_max_entry_bytes). The limit is on key plus value, so a key this long only fits with
-  // an empty value.
-  std::size_t max_key_size() const noexcept { return s_->max_entry; }
+  // What write() accepts. LevelDB's limit is on key plus value of one operation:
+  // max_entry_bytes = leveldb_options::max_entry_bytes (at most leveldb_max_entry_bytes), and so
+  // is max_key_bytes (a key that long only fits with an empty value); max_ops_per_write = 2^32 - 1
+  // (the count field of a leveldb::WriteBatch). Values and batch bytes have no limit of their own.
+  backend_limits limits() const noexcept {
+    backend_limits l;
+    l.max_key_bytes = s_->max_entry;
+    l.max_entry_bytes = s_->max_entry;
+    l.max_ops_per_write = std::size_t{0xFFFFFFFF};
+    return l;
+  }
 
   // Compacts the table files overlapping [range.lower, range.upper] (an empty bound is open;
   // range.reverse is ignored) down to the last level: erased and overwritten entries no live

@@ -474,7 +474,7 @@ class lmdb_backend {
   ~lmdb_backend() = default;
 
   // Reads key in *snap, or in the latest committed state when snap is nullptr. Returns false
-  // when the key is absent (an empty key or one longer than max_key_size() is always absent).
+  // when the key is absent (an empty key or one longer than limits().max_key_bytes is always absent).
   // Errors: backend_error "mdb_get" (corrupt page, I/O error); with snap == nullptr also those
   // of snapshot() (limit_error when no reader slot is free or a resize does not finish).
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
@@ -494,7 +494,7 @@ class lmdb_backend {
   // (mdb_env_sync). Nothing is applied when write() throws.
   //
   // Errors (nothing was written in every case):
-  //   limit_error - a key is empty (LMDB cannot store it) or longer than max_key_size(), or a
+  //   limit_error - a key is empty (LMDB cannot store it) or longer than limits().max_key_bytes, or a
   //       value is longer than 4 GiB - 1: what() names the size and the limit; checked before
   //       the database is touched. Remedy: shorten the key.
   //   limit_error - the map is full at lmdb_options::max_map_size (a batch of erases only may
@@ -578,8 +578,17 @@ class lmdb_backend {
     return cursor_type(new_read_handle(), false, s_->dbi, range, s_->max_key);
   }
 
-  // The longest key write() accepts: mdb_env_get_maxkeysize (511 bytes in a default LMDB build).
-  std::size_t max_key_size() const noexcept { return s_->max_key; }
+  // What write() accepts: max_key_bytes = mdb_env_get_maxkeysize (511 bytes in a default LMDB
+  // build); max_value_bytes = 4 GiB - 1 (LMDB's MAXDATASIZE; the map ceiling, max_map_size, bounds
+  // them together). No limit on operations or bytes per write as such: LMDB's real bound is the
+  // number of pages one write transaction may dirty (MDB_TXN_FULL, about 128k pages), which
+  // depends on the tree shape, so it is reported by write() as limit_error instead.
+  backend_limits limits() const noexcept {
+    backend_limits l;
+    l.max_key_bytes = s_->max_key;
+    l.max_value_bytes = max_value_size;
+    return l;
+  }
 
   // The current size of the memory map in bytes (grows as data is written).
   std::size_t map_size() const noexcept { return s_->map_size.load(std::memory_order_relaxed); }
