@@ -341,7 +341,7 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
     const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(path, o); });
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::DB::Open");
-    CHECK(e->native_code() == keyschema::detail::leveldb_invalid_argument);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_invalid_argument);
     CHECK(contains(e->what(), path.string()));
     CHECK_FALSE(std::filesystem::exists(path / "CURRENT"));  // no database was created
 
@@ -349,7 +349,7 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
     const auto e2 = thrown<keyschema::backend_error>([&] { leveldb_backend db(deeper, o); });
     REQUIRE(e2);
     CHECK(e2->native_call() == "leveldb::DB::Open");
-    CHECK(e2->native_code() == keyschema::detail::leveldb_not_found);
+    CHECK(e2->native_code() == keyschema::leveldb_detail::leveldb_not_found);
     CHECK_FALSE(std::filesystem::exists(dir.path() / "absent-parent"));
   }
   SECTION("a database exists and error_if_exists = true") {
@@ -359,7 +359,7 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
     const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(dir.path() / "db", o); });
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::DB::Open");
-    CHECK(e->native_code() == keyschema::detail::leveldb_invalid_argument);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_invalid_argument);
   }
   SECTION("a damaged CURRENT file") {
     { leveldb_backend db(dir.path() / "db"); }
@@ -367,7 +367,7 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
     const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(dir.path() / "db"); });
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::DB::Open");
-    CHECK(e->native_code() == keyschema::detail::leveldb_corruption);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_corruption);
     CHECK(contains(e->what(), "Corruption"));
   }
 }
@@ -448,7 +448,7 @@ TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
     const auto e = thrown<keyschema::backend_error>([&] { db.write(wb, {}); });
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::DB::Write");
-    CHECK(e->native_code() == keyschema::detail::leveldb_io_error);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_io_error);
     CHECK(contains(e->what(), "injected append failure"));
     CHECK(get(db, "a") == "1");
     CHECK_FALSE(get(db, "b"));
