@@ -3,77 +3,16 @@
 // The typed layer (keyschema::store) never talks to a database directly; it talks to a Backend,
 // a small class that stores byte-string keys in unsigned lexicographic (memcmp) order. The
 // contract is deliberately small so that LevelDB, LMDB, RocksDB, SQLite or a replicated engine
-// can each meet it in one header:
+// can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
+// `backend`, and the optional `backend_with_erase_range` and `backend_with_write_transaction`,
+// each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
+// archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
-//   using snapshot_type = ...;   // a consistent, read-only view of the whole database
-//   using cursor_type   = ...;   // an ordered iterator over a key range of one view
-//
-//   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const;
-//       Reads key in *snap (the latest committed state when snap is nullptr). On success assigns
-//       the value to `value` and returns true; returns false when the key does not exist
-//       (`value` is then unspecified). Errors: backend_error.
-//
-//   void write(const write_batch& batch, const write_options& opts);
-//       Applies every operation of batch atomically: after a crash, either all of them are
-//       present or none. Later operations on the same key win. With opts.sync the commit is on
-//       stable storage when write() returns. Errors: backend_error (nothing was applied),
-//       limit_error (a limit such as LMDB's map size was reached; nothing was applied).
-//
-//   snapshot_type snapshot() const;
-//       A view of the latest committed state that does not change while writers go on.
-//       Copyable and cheap to copy; the state is released when the last copy is destroyed.
-//       REQUIRES: every copy is destroyed before the backend.
-//
-//   cursor_type cursor(const key_range& range, const snapshot_type* snap) const;
-//       An iterator over the keys k with range.lower <= k < range.upper (no upper bound when
-//       range.upper is empty), ascending, or descending when range.reverse. The cursor reads
-//       *snap, or a private snapshot taken now when snap is nullptr: either way one cursor
-//       always sees one consistent state. The cursor copies the bounds it needs.
-//       REQUIRES: the cursor and snap outlive neither the backend.
-//
-//   std::size_t max_key_size() const noexcept;
-//       The longest key write() accepts (SIZE_MAX when unlimited). The typed layer checks keys
-//       against it before writing, so the error can name the keyspace.
-//
-// A cursor_type has:
-//   bool valid() const;                  // positioned on an entry inside the range
-//   std::string_view key() const;        // REQUIRES: valid(). Valid until next() or destruction.
-//   std::string_view value() const;      // REQUIRES: valid(). Valid until next() or destruction.
-//   void next();                         // REQUIRES: valid(). Moves in the cursor's direction.
-// Cursors throw backend_error when the engine reports an error while moving.
-//
-// Optional: a backend that can erase a range natively (RocksDB's DeleteRange) provides
-//   void erase_range(const key_range& range, const write_options& opts);
-// and the store uses it instead of erasing in bounded batches.
-//
-// Optional: a backend whose engine has write transactions that serialize writers itself, also
-// across processes (LMDB), provides
-//   using write_transaction_type = ...;   // move-constructible; destroying an open one aborts it
-//   write_transaction_type begin_write();
-//       Takes the engine's write lock (waiting for writers of this and every other process) and
-//       returns a transaction reading the state it locked, which stays current until it ends.
-//       Errors: backend_error, limit_error.
-// with, on a write_transaction_type t:
-//   bool t.is_open() const;
-//       True until commit() succeeded or a failure ended the transaction.
-//   bool t.get(std::string_view key, std::string& value) const;     // as get(), locked state
-//   cursor t.cursor(const key_range& range) const;                   // as cursor(), locked state
-//       REQUIRES: is_open(). The cursor is not used after the transaction ended.
-//   void t.commit(const write_batch& batch, const write_options& opts);
-//       Applies batch atomically with the durability of opts and ends the transaction. When it
-//       throws, nothing was applied; the transaction is either still open (the locked state is
-//       unchanged) or ended (is_open() is false), and never commits over a state other than the
-//       one it read: if the engine had to let go of its lock, it throws conflict_error when
-//       another writer committed meanwhile.
-// keyschema::store then runs its transactions inside one (so they are serializable across
-// processes) instead of over a snapshot guarded by its in-process writer lock.
-// REQUIRES: a write_transaction_type is begun, used and ended by one thread, which meanwhile does
-// not call write() or begin_write() of the same backend.
-//
-// Thread-safety required of a backend: get, snapshot and cursor may be called concurrently from
-// any number of threads, also while one thread is inside write(). keyschema::store calls write()
-// from one thread at a time (it serializes writers itself). A single cursor or snapshot object
-// is not shared between threads without external synchronization.
+// Thread-safety required of a backend: get, snapshot, limits and cursor may be called
+// concurrently from any number of threads, also while one thread is inside write().
+// keyschema::store calls write() from one thread at a time (it serializes writers itself). A
+// single cursor or snapshot object is not shared between threads without external
+// synchronization.
 #pragma once
 
 #include <keyschema/detail/config.hpp>
@@ -81,6 +20,7 @@
 
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -94,11 +34,44 @@ struct key_range {
   bool reverse = false;
 };
 
+// What one write() of a backend accepts. SIZE_MAX (the default of every member) means unlimited.
+// A backend reports the limits of its engine and configuration; the typed layer refuses what
+// exceeds them with a limit_error naming the keyspace, the limit, the size and the maximum, before
+// anything reaches the engine. Examples: LMDB caps keys at 511 bytes (mdb_env_get_maxkeysize);
+// LevelDB caps key + value of one operation (max_entry_bytes); etcd caps a transaction at 128
+// operations and a request at 1.5 MiB.
+struct backend_limits {
+  static constexpr std::size_t unlimited = SIZE_MAX;
+  // The longest key of one operation (put or erase).
+  std::size_t max_key_bytes = unlimited;
+  // The longest value of one put.
+  std::size_t max_value_bytes = unlimited;
+  // The longest key + value of one operation (an erase counts its key alone).
+  std::size_t max_entry_bytes = unlimited;
+  // The most operations one write() (one atomic batch) may hold.
+  std::size_t max_ops_per_write = unlimited;
+  // The most key + value bytes one write() may hold (write_batch::byte_size()).
+  std::size_t max_bytes_per_write = unlimited;
+
+  friend bool operator==(const backend_limits&, const backend_limits&) = default;
+};
+
+// An ordered iterator over a key range of one consistent view (see backend::cursor). It starts
+// on the first entry of its range in its direction, or is invalid when the range is empty.
+// Cursors throw backend_error when the engine reports an error while moving.
 template <class C>
 concept backend_cursor = requires(C& c, const C& cc) {
+  // A cursor is returned by value and kept in scans and transactions.
+  requires std::move_constructible<C>;
+  requires std::destructible<C>;
+  // True when positioned on an entry inside the range; false once it moved past the end.
   { cc.valid() } -> std::convertible_to<bool>;
+  // The current key and value. REQUIRES: valid(). Each view stays valid until the next call to
+  // next() or the cursor's destruction.
   { cc.key() } -> std::convertible_to<std::string_view>;
   { cc.value() } -> std::convertible_to<std::string_view>;
+  // Moves to the next entry in the cursor's direction (ascending, or descending when the range
+  // was reverse). REQUIRES: valid(). Errors: backend_error.
   c.next();
 };
 
@@ -106,36 +79,129 @@ template <class B>
 concept backend = requires(B& b, const B& cb, std::string_view k, std::string& out, const write_batch& wb,
                            const write_options& wo, const key_range& r,
                            const typename B::snapshot_type* snap) {
+  // A consistent, read-only view of the whole database: the latest committed state when it was
+  // taken, unchanged while writers go on. Copyable and cheap to copy (store_snapshot and the
+  // cursors over it copy it); the state is released when the last copy is destroyed.
+  // REQUIRES: every copy is destroyed before the backend.
   typename B::snapshot_type;
-  typename B::cursor_type;
   requires std::copy_constructible<typename B::snapshot_type>;
+  requires std::destructible<typename B::snapshot_type>;
+
+  // The ordered iterator over one view (see backend_cursor).
+  typename B::cursor_type;
   requires backend_cursor<typename B::cursor_type>;
+
+  // Reads key in *snap (the latest committed state when snap is nullptr). On success assigns
+  // the value to `out` and returns true; returns false when the key does not exist (`out` is
+  // then unspecified). Errors: backend_error.
   { cb.get(k, out, snap) } -> std::same_as<bool>;
+
+  // Applies every operation of wb atomically: after a crash, either all of them are present or
+  // none. Later operations on the same key win. With wo.sync the commit is on stable storage
+  // when write() returns. Errors: backend_error (nothing was applied), limit_error (a limit such
+  // as LMDB's map size was reached; nothing was applied).
   b.write(wb, wo);
+
+  // A view of the latest committed state (see snapshot_type).
   { cb.snapshot() } -> std::same_as<typename B::snapshot_type>;
+
+  // An iterator over the keys k with r.lower <= k < r.upper (no upper bound when r.upper is
+  // empty), ascending, or descending when r.reverse. The cursor reads *snap, or a private
+  // snapshot taken now when snap is nullptr: either way one cursor always sees one consistent
+  // state. The cursor copies the bounds it needs.
+  // REQUIRES: the cursor and *snap do not outlive the backend.
   { cb.cursor(r, snap) } -> std::same_as<typename B::cursor_type>;
-  { cb.max_key_size() } -> std::convertible_to<std::size_t>;
+
+  // What one write() accepts (see backend_limits). The typed layer checks every operation and
+  // every batch against it before writing, so the error can name the keyspace and the limit,
+  // and sizes the chunks of its bounded range erases by it.
+  { cb.limits() } -> std::same_as<backend_limits>;
 };
 
-// Detects the optional write transactions (see above).
+// Optional: a backend whose engine has write transactions that serialize writers itself, also
+// across processes (LMDB). keyschema::store then runs its transactions inside one (so they are
+// serializable across processes) instead of over a snapshot guarded by its in-process writer
+// lock. REQUIRES: a write_transaction_type is begun, used and ended by one thread, which
+// meanwhile does not call write() or begin_write() of the same backend.
 template <class B>
 concept backend_with_write_transaction =
     backend<B> &&
     requires(B& b, const typename B::write_transaction_type& ct, typename B::write_transaction_type& t,
              std::string_view k, std::string& out, const key_range& r, const write_batch& wb,
              const write_options& wo) {
+      // Move-constructible; destroying an open one aborts it.
       requires std::move_constructible<typename B::write_transaction_type>;
+      // Takes the engine's write lock (waiting for writers of this and every other process) and
+      // returns a transaction reading the state it locked, which stays current until it ends.
+      // Errors: backend_error, limit_error.
       { b.begin_write() } -> std::same_as<typename B::write_transaction_type>;
+      // True until commit() succeeded or a failure ended the transaction.
       { ct.is_open() } -> std::convertible_to<bool>;
+      // As backend::get, on the locked state. REQUIRES: is_open().
       { ct.get(k, out) } -> std::same_as<bool>;
+      // As backend::cursor, on the locked state. REQUIRES: is_open(); the cursor is not used
+      // after the transaction ended.
       { ct.cursor(r) } -> backend_cursor;
+      // Applies wb atomically with the durability of wo and ends the transaction. When it
+      // throws, nothing was applied; the transaction is either still open (the locked state is
+      // unchanged) or ended (is_open() is false), and never commits over a state other than the
+      // one it read: if the engine had to let go of its lock, it throws conflict_error when
+      // another writer committed meanwhile.
       t.commit(wb, wo);
     };
 
-// Detects the optional native range erase.
+// Optional: a backend that can erase a range natively (RocksDB's DeleteRange). The store uses it
+// instead of erasing in bounded batches. Erases every key in r (as backend::cursor bounds it)
+// atomically, with the durability of wo. Errors: as backend::write.
 template <class B>
 concept backend_with_erase_range = backend<B> && requires(B& b, const key_range& r, const write_options& wo) {
   b.erase_range(r, wo);
 };
+
+namespace detail {
+// One static_assert per requirement of `backend`, so that a class that does not model it is told
+// what is missing (called at keyschema::store's entry point). Returns backend<B>, which also
+// catches anything the list below does not name.
+template <class B>
+constexpr bool check_backend() {
+  constexpr bool has_snapshot = requires { typename B::snapshot_type; };
+  static_assert(has_snapshot, "keyschema::store: Backend does not define snapshot_type; add `using snapshot_type = ...` "
+                              "(a copyable, consistent view; see keyschema/backend.hpp)");
+  if constexpr (has_snapshot) {
+    static_assert(std::copy_constructible<typename B::snapshot_type>,
+                  "keyschema::store: Backend::snapshot_type is not copy-constructible; make it a cheap copyable handle "
+                  "(for example a shared_ptr to the engine's snapshot)");
+    static_assert(requires(const B& cb, std::string_view k, std::string& out, const typename B::snapshot_type* snap) {
+      { cb.get(k, out, snap) } -> std::same_as<bool>;
+    }, "keyschema::store: Backend does not have `bool get(std::string_view key, std::string& value, const "
+       "snapshot_type* snap) const`; add it (see keyschema/backend.hpp)");
+    static_assert(requires(const B& cb) {
+      { cb.snapshot() } -> std::same_as<typename B::snapshot_type>;
+    }, "keyschema::store: Backend does not have `snapshot_type snapshot() const`; add it (see keyschema/backend.hpp)");
+  }
+  constexpr bool has_cursor = requires { typename B::cursor_type; };
+  static_assert(has_cursor, "keyschema::store: Backend does not define cursor_type; add `using cursor_type = ...` "
+                            "(an ordered iterator; see keyschema/backend.hpp)");
+  if constexpr (has_cursor) {
+    static_assert(backend_cursor<typename B::cursor_type>,
+                  "keyschema::store: Backend::cursor_type does not model backend_cursor; it needs valid(), key(), "
+                  "value() (const), next(), and a move constructor (see keyschema/backend.hpp)");
+    if constexpr (has_snapshot) {
+      static_assert(requires(const B& cb, const key_range& r, const typename B::snapshot_type* snap) {
+        { cb.cursor(r, snap) } -> std::same_as<typename B::cursor_type>;
+      }, "keyschema::store: Backend does not have `cursor_type cursor(const key_range& range, const snapshot_type* "
+         "snap) const`; add it (see keyschema/backend.hpp)");
+    }
+  }
+  static_assert(requires(B& b, const write_batch& wb, const write_options& wo) { b.write(wb, wo); },
+                "keyschema::store: Backend does not have `void write(const write_batch& batch, const write_options& "
+                "opts)`; add it (see keyschema/backend.hpp)");
+  static_assert(requires(const B& cb) {
+    { cb.limits() } -> std::same_as<backend_limits>;
+  }, "keyschema::store: Backend does not have `backend_limits limits() const` (it replaces max_key_size()); report "
+     "the engine's limits, or backend_limits{} when it has none");
+  return backend<B>;
+}
+}  // namespace detail
 
 KEYSCHEMA_END_NAMESPACE

@@ -251,7 +251,8 @@ class memory_backend {
     return cursor_type(s_.get(), snapshot(), range);
   }
 
-  std::size_t max_key_size() const noexcept { return std::numeric_limits<std::size_t>::max(); }
+  // No limits: every member is backend_limits::unlimited (memory is the bound).
+  backend_limits limits() const noexcept { return backend_limits{}; }
 
   // Number of distinct keys held, live or not yet collected (for tests and diagnostics).
   std::size_t debug_node_count() const {

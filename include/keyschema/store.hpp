@@ -36,6 +36,7 @@
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
 #include <keyschema/detail/store/store_access.hpp>
+#include <keyschema/detail/store/limit_check.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
@@ -131,19 +132,25 @@ class basic_reader {
 
 // Typed writes over a Derived that provides, to store_access (detail/store/store_access.hpp),
 //   template <class KW, class VW> void emplace_op(write_batch::op_kind, KW&&, VW&&);
-//   std::size_t max_key_size() const;
+//   backend_limits limits() const;
 template <class Derived, class Schema>
 class basic_writer {
  public:
   // Stores value under key in keyspace KS (replacing any previous value) when the batch or
-  // transaction commits. Errors: limit_error when the encoded key is longer than the backend
-  // accepts (names the keyspace, the size and the limit); nothing is added then.
+  // transaction commits. Errors: limit_error when the encoded key, value or key + value is
+  // longer than the backend accepts (backend_limits; names the keyspace, the limit, the size and
+  // the maximum); nothing is added then.
   template <class KS>
   void put(const typename KS::key_type& key, const typename KS::value_type& value) {
     static_assert(check_keyspace<Schema, KS>());
+    std::size_t key_bytes = 0;
     store_access::emplace_op(
-        self(), write_batch::op_kind::put, [&](std::string& b) { encode_checked<KS>(b, key); },
-        [&](std::string& b) { value_traits<typename KS::value_type>::encode(b, value); });
+        self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
+        [&](std::string& b) {
+          const std::size_t mark = b.size();
+          value_traits<typename KS::value_type>::encode(b, value);
+          check_value_limit(KS::name, store_access::limits(self()), key_bytes, b.size() - mark);
+        });
   }
 
   // Erases key from keyspace KS when the batch or transaction commits (a missing key is fine).
@@ -157,15 +164,12 @@ class basic_writer {
 
  private:
   template <class KS>
-  void encode_checked(std::string& b, const typename KS::key_type& key) const {
+  std::size_t encode_checked(std::string& b, const typename KS::key_type& key) const {
     const std::size_t mark = b.size();
     key_codec<KS>::encode(b, key);
     const std::size_t n = b.size() - mark;
-    if (n > store_access::max_key_size(self())) {
-      throw limit_error("keyschema: keyspace '" + std::string(KS::name) + "': encoded key is " + std::to_string(n) +
-                        " bytes, longer than the backend's maximum key size of " +
-                        std::to_string(store_access::max_key_size(self())) + " bytes");
-    }
+    check_key_limit(KS::name, store_access::limits(self()), n);
+    return n;
   }
 
   Derived& self() noexcept { return static_cast<Derived&>(*this); }
@@ -229,7 +233,7 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
     ops_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
   }
-  std::size_t max_key_size() const { return store_->backend().max_key_size(); }
+  backend_limits limits() const { return store_->backend().limits(); }
 
   explicit store_batch(store<Schema, Backend>* s) : store_(s) {}
   store<Schema, Backend>* store_;
@@ -311,6 +315,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       else
         b.erase(k);
     }
+    store_->check_batch(b);  // a limit: nothing written, the transaction stays open
     if constexpr (native_) {
       try {
         state_->commit(b, opts);
@@ -378,7 +383,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       pending_.insert_or_assign(key_buf_, std::nullopt);
     }
   }
-  std::size_t max_key_size() const { return store_->backend().max_key_size(); }
+  backend_limits limits() const { return store_->backend().limits(); }
 
   friend class store<Schema, Backend>;
   // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
@@ -416,7 +421,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   static_assert(detail::diagnose_schema<Schema>(),
                 "keyschema::store: the schema is invalid; the error above names the keyspaces and segment "
                 "position involved");
-  static_assert(backend<Backend>,
+  static_assert(detail::check_backend<Backend>(),
                 "keyschema::store: Backend does not meet the backend contract; see keyschema/backend.hpp");
 
  public:
@@ -426,7 +431,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   using transaction_type = store_transaction<Schema, Backend>;
   using snapshot_type = store_snapshot<Schema, Backend>;
 
-  // Keys per write when erase_range works in bounded batches.
+  // Keys per write when erase_range works in bounded batches: at most this many, and fewer when
+  // the backend's limits (max_ops_per_write, max_bytes_per_write) demand it.
   static constexpr std::size_t erase_chunk = 1000;
 
   // Constructs the backend from args (a path and options for file-based backends) and checks or
@@ -501,6 +507,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     scratch_.clear();
     detail::basic_writer<one_op, Schema>& w = scratch_writer_;
     w.template put<KS>(key, value);
+    check_batch(scratch_);
     backend_.write(scratch_, opts);
   }
   template <class KS>
@@ -509,17 +516,22 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     scratch_.clear();
     detail::basic_writer<one_op, Schema>& w = scratch_writer_;
     w.template erase<KS>(key);
+    check_batch(scratch_);
     backend_.write(scratch_, opts);
   }
 
   // Applies a byte-level batch atomically (what batch::commit does).
+  // Errors: limit_error when b holds more operations or bytes than the backend's limits allow
+  // per atomic write (names the keyspaces, the limit, the size and the maximum); nothing was
+  // written. backend_error / limit_error from the engine; nothing was written.
   void write(const write_batch& b, const write_options& opts = {}) {
     auto lk = lock_writer();
+    check_batch(b);
     backend_.write(b, opts);
   }
 
   // Erases every entry the scan covers (its prefix, bounds and limit), in bounded batches of
-  // erase_chunk keys: each chunk is atomic, the whole is not (a crash midway leaves a suffix of
+  // at most erase_chunk keys (fewer under the backend's limits): each chunk is atomic, the whole is not (a crash midway leaves a suffix of
   // the range). Readers are never blocked for long. Returns how many entries it erased.
   // Errors: backend_error; what was erased before the error stays erased.
   template <class KS, std::size_t K>
@@ -529,6 +541,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     const bool reverse = r.reverse;
     std::size_t left = view.max_count();
     std::size_t erased = 0;
+    const backend_limits limits = backend_.limits();
+    const std::size_t chunk = detail::erase_chunk_ops(limits, erase_chunk);
     write_batch b;
     for (;;) {
       b.clear();
@@ -536,8 +550,9 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       {
         auto lk = lock_writer();
         for (auto c = backend_.cursor(key_range{lower, upper, reverse}, nullptr);
-             c.valid() && b.size() < erase_chunk && left > 0; c.next()) {
+             c.valid() && b.size() < chunk && left > 0; c.next()) {
           if (!detail::key_codec<KS>::matches(c.key())) continue;
+          if (!detail::erase_chunk_fits(limits, b.byte_size(), c.key().size())) break;
           b.erase(c.key());
           last.assign(c.key());
           --left;
@@ -576,8 +591,38 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
       s->scratch_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
     }
-    std::size_t max_key_size() const { return s->backend_.max_key_size(); }
+    backend_limits limits() const { return s->backend_.limits(); }
   };
+
+  // Throws limit_error when b exceeds the backend's per-write limits, naming b's keyspaces.
+  void check_batch(const write_batch& b) const {
+    detail::check_batch_limits(backend_.limits(), b, [&] { return batch_keyspaces(b); });
+  }
+  // "'a', 'b'": the keyspaces whose keys b holds, in schema order ("other keys" for the rest).
+  static std::string batch_keyspaces(const write_batch& b) {
+    std::string names;
+    bool other = false;
+    for (const write_batch::op o : b) other = other || !key_in_schema(o.key);
+    [&]<class... KS>(std::tuple<KS...>*) {
+      (
+          [&] {
+            for (const write_batch::op o : b) {
+              if (detail::key_codec<KS>::matches(o.key)) {
+                names += (names.empty() ? "'" : ", '") + std::string(KS::name) + "'";
+                return;
+              }
+            }
+          }(),
+          ...);
+    }(static_cast<typename Schema::keyspaces*>(nullptr));
+    if (other) names += names.empty() ? "(other keys)" : " and other keys";
+    return names;
+  }
+  static bool key_in_schema(std::string_view key) {
+    return [&]<class... KS>(std::tuple<KS...>*) {
+      return (detail::key_codec<KS>::matches(key) || ...);
+    }(static_cast<typename Schema::keyspaces*>(nullptr));
+  }
 
   std::unique_lock<std::mutex> lock_writer() {
     if (writer_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {

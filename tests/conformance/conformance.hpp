@@ -109,4 +109,10 @@ inline ks::bytes large_value(unsigned salt) {
 
 inline bool is_finite_key_limit(std::size_t max) { return max < (std::size_t{1} << 30); }
 
+// Whether the backend limits key + value of one operation (LevelDB) and not only the key.
+template <class Store>
+bool entry_limit_counts_value(const Store& db) {
+  return db.backend().limits().max_entry_bytes != ks::backend_limits::unlimited;
+}
+
 }  // namespace keyschema::conformance

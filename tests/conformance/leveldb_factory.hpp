@@ -23,15 +23,21 @@ struct leveldb_factory {
   using backend = keyschema::leveldb_backend;
   static constexpr std::string_view name = "leveldb";
   static constexpr bool persistent = true;
-  static constexpr bool entry_limit_counts_value = true;
+  static constexpr bool accepts_empty_key = true;
   static constexpr std::size_t max_entry_bytes = std::size_t{8} << 20;
 
-  template <class S>
-  static std::unique_ptr<keyschema::store<S, backend>> open(const std::filesystem::path& dir) {
+  static keyschema::leveldb_options options() {
     keyschema::leveldb_options o;
     o.max_entry_bytes = max_entry_bytes;
     o.write_buffer_bytes = std::size_t{1} << 20;
-    return std::make_unique<keyschema::store<S, backend>>(dir / "leveldb", o);
+    return o;
+  }
+  template <class S>
+  static std::unique_ptr<keyschema::store<S, backend>> open(const std::filesystem::path& dir) {
+    return std::make_unique<keyschema::store<S, backend>>(dir / "leveldb", options());
+  }
+  static std::unique_ptr<backend> open_backend(const std::filesystem::path& dir) {
+    return std::make_unique<backend>(dir / "leveldb", options());
   }
 };
 

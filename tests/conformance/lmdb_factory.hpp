@@ -4,7 +4,7 @@
 // The environment lives in <dir>/lmdb and is opened with the default lmdb_options (64 MiB initial
 // map, which every case fits in without growing, so snapshots held across writes never make a
 // write wait for a map resize; growth has its own tests in the adapter's unit tests). LMDB's
-// max_key_size() (511 bytes by default) bounds keys alone: values may be far larger.
+// limits().max_key_bytes (511 bytes by default) bounds keys alone: values may be far larger.
 // Thread-safety: stateless.
 #pragma once
 
@@ -21,11 +21,14 @@ struct lmdb_factory {
   using backend = keyschema::lmdb_backend;
   static constexpr std::string_view name = "lmdb";
   static constexpr bool persistent = true;
-  static constexpr bool entry_limit_counts_value = false;
+  static constexpr bool accepts_empty_key = false;  // LMDB refuses it with limit_error
 
   template <class S>
   static std::unique_ptr<keyschema::store<S, backend>> open(const std::filesystem::path& dir) {
     return std::make_unique<keyschema::store<S, backend>>(dir / "lmdb");
+  }
+  static std::unique_ptr<backend> open_backend(const std::filesystem::path& dir) {
+    return std::make_unique<backend>(dir / "lmdb");
   }
 };
 

@@ -4,11 +4,12 @@
 //   using backend = ...;                         the backend type
 //   static constexpr std::string_view name;      for messages
 //   static constexpr bool persistent;            whether a reopened store sees earlier writes
-//   static constexpr bool entry_limit_counts_value;  whether max_key_size() bounds key + value
-//                                                    (LevelDB) rather than the key alone
 //   template <class S> static std::unique_ptr<store<S, backend>> open(const std::filesystem::path& dir);
 //       opens (creating when missing) the database kept in dir, a fresh empty directory owned by
 //       the test; may be called again on the same dir after the previous store was destroyed.
+//   static std::unique_ptr<backend> open_backend(const std::filesystem::path& dir);
+//       the same, as a bare backend (for the byte-level suite, backend_contract.hpp).
+//   static constexpr bool accepts_empty_key;     whether write() stores the empty key
 // Stores are returned by pointer because a store is neither copyable nor movable, and reopen
 // cases destroy one and construct another in the same variable.
 //
@@ -29,11 +30,14 @@ struct memory_factory {
   using backend = keyschema::memory_backend;
   static constexpr std::string_view name = "memory";
   static constexpr bool persistent = false;
-  static constexpr bool entry_limit_counts_value = false;
+  static constexpr bool accepts_empty_key = true;
 
   template <class S>
   static std::unique_ptr<keyschema::store<S, backend>> open(const std::filesystem::path& /*dir: unused*/) {
     return std::make_unique<keyschema::store<S, backend>>();
+  }
+  static std::unique_ptr<backend> open_backend(const std::filesystem::path& /*dir: unused*/) {
+    return std::make_unique<backend>();
   }
 };
 

@@ -262,7 +262,7 @@ concept has_read_hooks = requires(const S& s, std::string& v) {
 } || requires(const S& s, const ks::key_range& r) { s.raw_cursor(r); };
 template <class S>
 concept has_write_hooks = requires(S& s) {
-  s.max_key_size();
+  s.limits();
 } || requires(S& s) { s.emplace_op(ks::write_batch::op_kind::erase, [](std::string&) {}, [](std::string&) {}); };
 using snapshot_t = ks::store_snapshot<broker, ks::memory_backend>;
 using batch_t = ks::store_batch<broker, ks::memory_backend>;
@@ -270,7 +270,7 @@ using transaction_t = ks::store_transaction<broker, ks::memory_backend>;
 static_assert(!has_read_hooks<store_t> && !has_read_hooks<snapshot_t> && !has_read_hooks<transaction_t>,
               "raw_get/raw_cursor must stay private (reached through detail::store_access)");
 static_assert(!has_write_hooks<batch_t> && !has_write_hooks<transaction_t>,
-              "emplace_op/max_key_size must stay private (reached through detail::store_access)");
+              "emplace_op/limits must stay private (reached through detail::store_access)");
 static_assert(std::is_same_v<ks::detail::raw_cursor_t<store_t>, ks::memory_backend::cursor_type>);
 
 }  // namespace

@@ -1,15 +1,15 @@
 // tests/unit/leveldb_backend_test.cpp: byte-level tests of keyschema::leveldb_backend.
 //
-// Point operations, batches, bounded cursors in both directions, snapshots, persistence, limits
-// and every documented error. Ordering and range semantics are also checked differentially
-// against keyschema::memory_backend, the reference implementation of the contract.
+// Sync, persistence, limits, interchange with plain LevelDB and every documented error. The
+// byte-level contract (point operations, batches, byte order, bounded cursors, snapshots, a
+// randomized comparison with memory_backend) is checked by tests/conformance/backend_contract.hpp
+// in conformance_leveldb.
 // Concurrent readers with a writer: leveldb_backend_concurrency_test.cpp.
 #include <catch2/catch.hpp>
 
 #include <keyschema/backend.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/leveldb.hpp>
-#include <keyschema/memory_backend.hpp>
 #include <keyschema/write_batch.hpp>
 
 #include <leveldb/db.h>
@@ -160,82 +160,6 @@ struct faulty_db {
 
 }  // namespace
 
-TEST_CASE("leveldb_backend: point operations", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  leveldb_backend db(dir.path() / "db");
-
-  CHECK_FALSE(get(db, "missing"));
-  put(db, "a", "1");
-  CHECK(get(db, "a") == "1");
-
-  SECTION("overwrite") {
-    put(db, "a", "2");
-    CHECK(get(db, "a") == "2");
-  }
-  SECTION("erase, and erasing a missing key is not an error") {
-    erase(db, "a");
-    CHECK_FALSE(get(db, "a"));
-    erase(db, "never-written");
-    CHECK_FALSE(get(db, "never-written"));
-  }
-  SECTION("binary keys and values, the empty key, the empty value") {
-    const std::string k0 = "\x00"s, k1 = "a\x00"s, k2 = "a\x00\xff"s, v = "\x00\x01\xff"s;
-    put(db, k0, v);
-    put(db, k1, "");
-    put(db, "", "empty key");
-    CHECK(get(db, k0) == v);
-    CHECK(get(db, k1) == "");
-    CHECK(get(db, "") == "empty key");
-    CHECK_FALSE(get(db, k2));
-    CHECK_FALSE(get(db, "a\x01"s));
-  }
-  SECTION("a large value round-trips") {
-    std::string big(3 << 20, '\0');
-    std::mt19937 rng(7);
-    for (char& c : big) c = static_cast<char>(rng());
-    put(db, "big", big);
-    CHECK(get(db, "big") == big);
-  }
-}
-
-TEST_CASE("leveldb_backend: keys are ordered as unsigned bytes", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  leveldb_backend db(dir.path() / "db");
-  // Inserted out of order; a signed-char comparison would put \x80 and \xff before \x01.
-  const std::vector<std::string> sorted = {""s, "\x00"s, "\x00\x00"s, "\x01"s, "\x7f"s, "\x80"s, "\xfe\xff"s, "\xff"s, "\xff\x00"s};
-  write_batch wb;
-  for (auto it = sorted.rbegin(); it != sorted.rend(); ++it) wb.put(*it, "v" + *it);
-  db.write(wb, {});
-
-  std::vector<std::string> forward, backward;
-  for (auto& [k, v] : scan(db, {})) forward.push_back(k);
-  for (auto& [k, v] : scan(db, {"", "", true})) backward.push_back(k);
-  CHECK(forward == sorted);
-  CHECK(backward == std::vector<std::string>(sorted.rbegin(), sorted.rend()));
-}
-
-TEST_CASE("leveldb_backend: a batch is applied in order and later operations on a key win", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  leveldb_backend db(dir.path() / "db");
-  put(db, "gone", "old");
-
-  write_batch wb;
-  wb.put("x", "1");
-  wb.put("x", "2");          // overwrite inside the batch
-  wb.put("y", "1");
-  wb.erase("y");             // put then erase: absent
-  wb.erase("z");
-  wb.put("z", "back");       // erase then put: present
-  wb.erase("gone");          // erases an earlier commit
-  db.write(wb, {});
-
-  CHECK(get(db, "x") == "2");
-  CHECK_FALSE(get(db, "y"));
-  CHECK(get(db, "z") == "back");
-  CHECK_FALSE(get(db, "gone"));
-  CHECK(scan(db, {}) == entries{{"x", "2"}, {"z", "back"}});
-}
-
 TEST_CASE("leveldb_backend: an empty batch", "[leveldb]") {
   faulty_db f;
   faulty_env& env = f.env;
@@ -259,181 +183,6 @@ TEST_CASE("leveldb_backend: write_options::sync maps to an fsync of the log", "[
   CHECK(env.log_syncs == before);
   put(db, "b", "2", true);
   CHECK(env.log_syncs == before + 1);
-}
-
-TEST_CASE("leveldb_backend: bounded cursors", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  leveldb_backend db(dir.path() / "db");
-  write_batch wb;
-  for (const char* k : {"b", "d", "f", "h"}) wb.put(k, std::string("v") + k);
-  db.write(wb, {});
-
-  const auto keys = [&](const key_range& r) {
-    std::string out;
-    for (auto& [k, v] : scan(db, r)) {
-      CHECK(v == "v" + k);
-      out += k;
-    }
-    return out;
-  };
-
-  // Forward: lower <= k < upper; an empty upper is unbounded.
-  CHECK(keys({"", ""}) == "bdfh");
-  CHECK(keys({"d", "h"}) == "df");        // upper is exclusive, lower inclusive
-  CHECK(keys({"c", "g"}) == "df");        // bounds between keys
-  CHECK(keys({"d", ""}) == "dfh");
-  CHECK(keys({"", "b"}) == "");           // upper at the first key
-  CHECK(keys({"i", ""}) == "");           // past the last key
-  CHECK(keys({"d", "d"}) == "");          // empty range
-  CHECK(keys({"f", "c"}) == "");          // inverted range
-
-  // Reverse: starts at the last key < upper, stops before lower.
-  CHECK(keys({"", "", true}) == "hfdb");
-  CHECK(keys({"d", "h", true}) == "fd");  // h itself is excluded
-  CHECK(keys({"c", "g", true}) == "fd");
-  CHECK(keys({"", "z", true}) == "hfdb"); // upper past every key: starts at the last one
-  CHECK(keys({"", "b", true}) == "");     // nothing below the first key
-  CHECK(keys({"", "c", true}) == "b");
-  CHECK(keys({"i", "", true}) == "");
-  CHECK(keys({"d", "d", true}) == "");
-  CHECK(keys({"f", "c", true}) == "");
-}
-
-TEST_CASE("leveldb_backend: a cursor keeps its own copy of the bounds", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  leveldb_backend db(dir.path() / "db");
-  write_batch wb;
-  for (const char* k : {"a1", "a2", "a3", "b1"}) wb.put(k, "v");
-  db.write(wb, {});
-
-  for (bool reverse : {false, true}) {
-    auto lower = std::make_unique<std::string>("a2");
-    auto upper = std::make_unique<std::string>("b");
-    auto c = db.cursor(key_range{*lower, *upper, reverse}, nullptr);
-    lower.reset();  // freed: a cursor that kept views would read freed memory (ASan)
-    upper.reset();
-    std::vector<std::string> seen;
-    for (; c.valid(); c.next()) seen.emplace_back(c.key());
-    CHECK(seen == (reverse ? std::vector<std::string>{"a3", "a2"} : std::vector<std::string>{"a2", "a3"}));
-  }
-}
-
-TEST_CASE("leveldb_backend: matches memory_backend on random operations", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  leveldb_backend db(dir.path() / "db", small_options());
-  keyschema::memory_backend ref;
-  const auto seed = Catch::rngSeed();
-  INFO("seed " << seed);
-  std::mt19937 rng(seed);
-
-  // Few distinct bytes, short keys: lots of shared prefixes, overwrites and erases.
-  const std::string alphabet = "\x00\x01\x7f\x80\xfe\xff"s;
-  const auto random_key = [&] {
-    std::string k(rng() % 4, '\0');
-    for (char& c : k) c = alphabet[rng() % alphabet.size()];
-    return k;
-  };
-  const auto random_range = [&] {
-    std::string a = random_key(), b = random_key();
-    if (rng() % 2 && b < a) std::swap(a, b);
-    if (rng() % 5 == 0) b.clear();  // unbounded
-    return std::pair{a, b};
-  };
-  const auto compare_scans = [&](const leveldb_backend::snapshot_type* ls, const keyschema::memory_backend::snapshot_type* ms) {
-    for (int i = 0; i < 20; ++i) {
-      const auto [lo, hi] = random_range();
-      const bool reverse = rng() % 2 == 1;
-      INFO("range [" << lo.size() << " bytes, " << hi.size() << " bytes) reverse " << reverse);
-      CHECK(scan(db, {lo, hi, reverse}, ls) == scan(ref, {lo, hi, reverse}, ms));
-    }
-    CHECK(scan(db, {}, ls) == scan(ref, {}, ms));
-  };
-
-  std::optional<leveldb_backend::snapshot_type> lsnap;
-  std::optional<keyschema::memory_backend::snapshot_type> msnap;
-  for (int round = 0; round < 60; ++round) {
-    write_batch wb;
-    const int n = 1 + static_cast<int>(rng() % 40);
-    for (int i = 0; i < n; ++i) {
-      if (rng() % 3 == 0) wb.erase(random_key());
-      else wb.put(random_key(), std::to_string(rng()) + std::string(rng() % 2000, 'v'));
-    }
-    db.write(wb, {});
-    ref.write(wb, {});
-
-    if (round % 10 == 3) {  // a snapshot taken now must keep matching while writes go on
-      lsnap.emplace(db.snapshot());
-      msnap.emplace(ref.snapshot());
-    }
-    if (round % 20 == 11) db.compact_range({});  // move data into table files, drop tombstones
-    if (round % 5 == 4) {
-      compare_scans(nullptr, nullptr);
-      if (lsnap) compare_scans(&*lsnap, &*msnap);
-      for (int i = 0; i < 20; ++i) {
-        const std::string k = random_key();
-        CHECK(get(db, k) == get(ref, k));
-        if (lsnap) CHECK(get(db, k, &*lsnap) == get(ref, k, &*msnap));
-      }
-    }
-  }
-}
-
-TEST_CASE("leveldb_backend: snapshots and cursors see one state while writes go on", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  leveldb_backend db(dir.path() / "db", small_options());
-  write_batch wb;
-  for (int i = 0; i < 100; ++i) wb.put("k" + std::to_string(1000 + i), "old");
-  db.write(wb, {});
-  const entries before = scan(db, {});
-
-  const auto change_everything = [&] {
-    write_batch w;
-    for (int i = 0; i < 100; i += 2) w.put("k" + std::to_string(1000 + i), "new");
-    for (int i = 1; i < 100; i += 2) w.erase("k" + std::to_string(1000 + i));
-    w.put("k0999", "inserted");
-    w.put("k2000", "inserted");
-    db.write(w, {});
-  };
-
-  SECTION("snapshot: get and cursors") {
-    const auto snap = db.snapshot();
-    auto copy = std::make_optional(snap);  // copies share the snapshot
-    change_everything();
-    db.compact_range({});  // compaction must keep what a live snapshot sees
-    CHECK(get(db, "k1001", &snap) == "old");
-    CHECK(get(db, "k1001") == std::nullopt);
-    CHECK(get(db, "k1000") == "new");
-    CHECK_FALSE(get(db, "k0999", &snap));
-    CHECK(scan(db, {}, &snap) == before);
-    CHECK(scan(db, {"k1050", "", true}, &*copy).size() == 50);
-    copy.reset();
-    CHECK(scan(db, {}, &snap) == before);
-    CHECK(scan(db, {}).size() == 52);
-  }
-  SECTION("a cursor without a snapshot reads the state of its creation") {
-    auto fwd = db.cursor({}, nullptr);
-    auto rev = db.cursor({"", "", true}, nullptr);
-    REQUIRE(fwd.valid());
-    REQUIRE(rev.valid());
-    change_everything();
-    entries seen_fwd, seen_rev;
-    for (; fwd.valid(); fwd.next()) seen_fwd.emplace_back(std::string(fwd.key()), std::string(fwd.value()));
-    for (; rev.valid(); rev.next()) seen_rev.emplace_back(std::string(rev.key()), std::string(rev.value()));
-    CHECK(seen_fwd == before);
-    CHECK(seen_rev == entries(before.rbegin(), before.rend()));
-  }
-  SECTION("a cursor keeps its snapshot alive") {
-    std::optional<leveldb_backend::cursor_type> c;
-    {
-      const auto snap = db.snapshot();
-      c.emplace(db.cursor({}, &snap));
-    }
-    change_everything();
-    db.compact_range({});
-    std::size_t n = 0;
-    for (; c->valid(); c->next(), ++n) CHECK(c->value() == "old");
-    CHECK(n == before.size());
-  }
 }
 
 TEST_CASE("leveldb_backend: data persists across reopen", "[leveldb]") {
@@ -532,18 +281,23 @@ TEST_CASE("leveldb_backend: limits", "[leveldb]") {
 
   SECTION("the default and the ceiling") {
     leveldb_backend db(dir.path() / "db");
-    CHECK(db.max_key_size() == keyschema::leveldb_max_entry_bytes);
+    CHECK(db.limits().max_entry_bytes == keyschema::leveldb_max_entry_bytes);
+    CHECK(db.limits().max_key_bytes == keyschema::leveldb_max_entry_bytes);
+    CHECK(db.limits().max_value_bytes == keyschema::backend_limits::unlimited);
+    CHECK(db.limits().max_ops_per_write == std::size_t{0xFFFFFFFF});
+    CHECK(db.limits().max_bytes_per_write == keyschema::backend_limits::unlimited);
     CHECK(keyschema::leveldb_max_entry_bytes < (std::size_t{1} << 32) - 8);
     leveldb_options o;
     o.max_entry_bytes = std::numeric_limits<std::size_t>::max();
     leveldb_backend db2(dir.path() / "db2", o);
-    CHECK(db2.max_key_size() == keyschema::leveldb_max_entry_bytes);
+    CHECK(db2.limits().max_entry_bytes == keyschema::leveldb_max_entry_bytes);
   }
   SECTION("key plus value above max_entry_bytes: limit_error, nothing written") {
     leveldb_options o;
     o.max_entry_bytes = 16;
     leveldb_backend db(dir.path() / "db", o);
-    CHECK(db.max_key_size() == 16);
+    CHECK(db.limits().max_entry_bytes == 16);
+    CHECK(db.limits().max_key_bytes == 16);
 
     write_batch ok;
     ok.put(std::string(10, 'k'), std::string(6, 'v'));  // exactly 16
@@ -587,7 +341,7 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
     const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(path, o); });
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::DB::Open");
-    CHECK(e->native_code() == keyschema::detail::leveldb_invalid_argument);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_invalid_argument);
     CHECK(contains(e->what(), path.string()));
     CHECK_FALSE(std::filesystem::exists(path / "CURRENT"));  // no database was created
 
@@ -595,7 +349,7 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
     const auto e2 = thrown<keyschema::backend_error>([&] { leveldb_backend db(deeper, o); });
     REQUIRE(e2);
     CHECK(e2->native_call() == "leveldb::DB::Open");
-    CHECK(e2->native_code() == keyschema::detail::leveldb_not_found);
+    CHECK(e2->native_code() == keyschema::leveldb_detail::leveldb_not_found);
     CHECK_FALSE(std::filesystem::exists(dir.path() / "absent-parent"));
   }
   SECTION("a database exists and error_if_exists = true") {
@@ -605,7 +359,7 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
     const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(dir.path() / "db", o); });
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::DB::Open");
-    CHECK(e->native_code() == keyschema::detail::leveldb_invalid_argument);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_invalid_argument);
   }
   SECTION("a damaged CURRENT file") {
     { leveldb_backend db(dir.path() / "db"); }
@@ -613,7 +367,7 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
     const auto e = thrown<keyschema::backend_error>([&] { leveldb_backend db(dir.path() / "db"); });
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::DB::Open");
-    CHECK(e->native_code() == keyschema::detail::leveldb_corruption);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_corruption);
     CHECK(contains(e->what(), "Corruption"));
   }
 }
@@ -694,7 +448,7 @@ TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
     const auto e = thrown<keyschema::backend_error>([&] { db.write(wb, {}); });
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::DB::Write");
-    CHECK(e->native_code() == keyschema::detail::leveldb_io_error);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_io_error);
     CHECK(contains(e->what(), "injected append failure"));
     CHECK(get(db, "a") == "1");
     CHECK_FALSE(get(db, "b"));

@@ -107,7 +107,7 @@ void require_open_corruption(const fs::path& path, const leveldb_options& o = {}
   REQUIRE(e);
   INFO(e->what());
   CHECK(e->native_call() == "leveldb::DB::Open");
-  CHECK(e->native_code() == keyschema::detail::leveldb_corruption);
+  CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_corruption);
   CHECK(contains(e->what(), path.string()));
 }
 
@@ -176,7 +176,7 @@ TEST_CASE("leveldb_backend: a damaged table block is an error on read by default
   });
   REQUIRE(ge);
   CHECK(ge->native_call() == "leveldb::DB::Get");
-  CHECK(ge->native_code() == keyschema::detail::leveldb_corruption);
+  CHECK(ge->native_code() == keyschema::leveldb_detail::leveldb_corruption);
   CHECK(contains(ge->what(), path.string()));
   for (const bool reverse : {false, true}) {
     const auto ce = thrown<keyschema::backend_error>([&] {
@@ -185,7 +185,7 @@ TEST_CASE("leveldb_backend: a damaged table block is an error on read by default
     });
     REQUIRE(ce);
     CHECK(ce->native_call() == "leveldb::Iterator");
-    CHECK(ce->native_code() == keyschema::detail::leveldb_corruption);
+    CHECK(ce->native_code() == keyschema::leveldb_detail::leveldb_corruption);
     CHECK(contains(ce->what(), path.string()));
   }
 }
@@ -220,7 +220,7 @@ TEST_CASE("leveldb_backend: a missing CURRENT is refused, not replaced by an emp
     REQUIRE(e);
     INFO(e->what());
     CHECK(e->native_call() == "leveldb::Env::FileExists");
-    CHECK(e->native_code() == keyschema::detail::leveldb_corruption);
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_corruption);
     CHECK(contains(e->what(), path.string()));
     CHECK(contains(e->what(), "no CURRENT file"));
   }
@@ -265,8 +265,8 @@ TEST_CASE("leveldb_backend: a missing table file fails the open", "[leveldb][cor
 }
 
 TEST_CASE("leveldb_backend: which file names count as LevelDB logs and data files", "[leveldb][corruption]") {
-  using keyschema::detail::leveldb_is_data_file;
-  using keyschema::detail::leveldb_is_log_file;
+  using keyschema::leveldb_detail::leveldb_is_data_file;
+  using keyschema::leveldb_detail::leveldb_is_log_file;
   CHECK(leveldb_is_log_file("/data/db/000123.log"));
   CHECK(leveldb_is_log_file("7.log"));
   CHECK_FALSE(leveldb_is_log_file("/data/db/LOG"));

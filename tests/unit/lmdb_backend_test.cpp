@@ -1,11 +1,10 @@
 // tests/unit/lmdb_backend_test.cpp: byte-level tests of keyschema::lmdb_backend.
 //
-// Point operations, batches, bounded cursors in both directions, snapshot isolation, persistence,
-// map growth and its ceiling, and every error the adapter documents. A randomized run compares
-// the adapter with memory_backend, the reference implementation. Multi-threaded tests live in
-// lmdb_backend_concurrency_test.cpp.
+// Persistence, map growth and its ceiling, limits, and every error the adapter documents. The
+// byte-level contract (point operations, batches, bounded cursors, snapshot isolation, a
+// randomized comparison with memory_backend) is checked by tests/conformance/backend_contract.hpp
+// in conformance_lmdb. Multi-threaded tests live in lmdb_backend_concurrency_test.cpp.
 #include <keyschema/lmdb.hpp>
-#include <keyschema/memory_backend.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -64,12 +63,6 @@ void put(ks::lmdb_backend& b, std::string_view k, std::string_view v, bool sync 
   b.write(w, ks::write_options{sync});
 }
 
-void erase(ks::lmdb_backend& b, std::string_view k) {
-  ks::write_batch w;
-  w.erase(k);
-  b.write(w, {});
-}
-
 ks::lmdb_options small_map(std::size_t map, std::size_t max) {
   ks::lmdb_options o;
   o.map_size = map;
@@ -90,223 +83,23 @@ ks::write_batch bulk(std::string_view prefix, int first, int count, std::size_t 
 
 }  // namespace
 
-TEST_CASE("lmdb_backend: point operations", "[lmdb]") {
-  temp_dir dir("lmdb-point");
-  ks::lmdb_backend db(dir.path() / "db");
+// Point operations, batch order, cursor bounds, snapshots and the randomized comparison with
+// memory_backend are the byte-level contract suite's (tests/conformance/backend_contract.hpp,
+// run by conformance_lmdb). Below: what is particular to LMDB.
 
-  CHECK_FALSE(get(db, "missing"));
-  put(db, "alpha", "1");
-  put(db, "beta", "");  // empty values are values
-  put(db, "\x00\xff"s, "\x01\x00\x02"s);
-  CHECK(get(db, "alpha") == "1");
-  CHECK(get(db, "beta") == "");
-  CHECK(get(db, "\x00\xff"s) == "\x01\x00\x02"s);
-  CHECK_FALSE(get(db, "alph"));
-  CHECK_FALSE(get(db, "alpha\0"s));
-
-  put(db, "alpha", "overwritten");
-  CHECK(get(db, "alpha") == "overwritten");
-
-  erase(db, "alpha");
-  CHECK_FALSE(get(db, "alpha"));
-  erase(db, "never-written");  // erasing a missing key is not an error
-  CHECK(scan(db, "", "") == entries{{"\x00\xff"s, "\x01\x00\x02"s}, {"beta", ""}});
-}
-
-TEST_CASE("lmdb_backend: later operations on the same key win within a batch", "[lmdb]") {
-  temp_dir dir("lmdb-batch-order");
-  ks::lmdb_backend db(dir.path());
-  put(db, "gone", "old");
-  ks::write_batch w;
-  w.put("a", "1");
-  w.put("a", "2");
-  w.erase("b");
-  w.put("b", "3");
-  w.put("c", "4");
-  w.erase("c");
-  w.erase("gone");
-  w.put("gone", "back");
-  w.erase("gone");
-  db.write(w, {});
-  CHECK(scan(db, "", "") == entries{{"a", "2"}, {"b", "3"}});
-}
-
-TEST_CASE("lmdb_backend: cursors honour bounds in both directions", "[lmdb]") {
-  temp_dir dir("lmdb-cursor");
-  ks::lmdb_backend db(dir.path());
-
-  SECTION("empty database") {
-    CHECK(scan(db, "", "").empty());
-    CHECK(scan(db, "", "", true).empty());
-    CHECK(scan(db, "a", "z", true).empty());
-  }
-
-  // Unsigned byte order: "b\x00" < "b\x7f" < "b\x80" < "b\xff".
-  const std::vector<std::string> keys{"a", "ab", "b", "b\x00"s, "b\x7f", "b\x80", "b\xff", "c"};
-  ks::write_batch w;
-  for (const auto& k : keys) w.put(k, "v" + k);
-  db.write(w, {});
-  const auto all = [&](std::size_t from, std::size_t to) {  // keys[from, to) ascending
-    entries e;
-    for (std::size_t i = from; i < to; ++i) e.emplace_back(keys[i], "v" + keys[i]);
-    return e;
-  };
-  const auto reversed = [](entries e) {
-    std::reverse(e.begin(), e.end());
-    return e;
-  };
-
-  SECTION("unbounded") {
-    CHECK(scan(db, "", "") == all(0, 8));
-    CHECK(scan(db, "", "", true) == reversed(all(0, 8)));
-  }
-  SECTION("lower bound is inclusive, upper bound exclusive") {
-    CHECK(scan(db, "ab", "b\x7f") == all(1, 4));
-    CHECK(scan(db, "ab", "b\x7f", true) == reversed(all(1, 4)));
-  }
-  SECTION("bounds that are not stored keys") {
-    CHECK(scan(db, "aa", "b\x01") == all(1, 4));
-    CHECK(scan(db, "aa", "b\x01", true) == reversed(all(1, 4)));
-    CHECK(scan(db, "b\x81", "") == all(6, 8));
-    CHECK(scan(db, "b\x81", "", true) == reversed(all(6, 8)));
-  }
-  SECTION("reverse cursors start at the last key below upper") {
-    auto c = db.cursor({"", "b\x80", true}, nullptr);
-    REQUIRE(c.valid());
-    CHECK(c.key() == "b\x7f");
-    auto d = db.cursor({"", "zzz", true}, nullptr);
-    REQUIRE(d.valid());
-    CHECK(d.key() == "c");
-    CHECK_FALSE(db.cursor({"", "a", true}, nullptr).valid());  // nothing below the first key
-  }
-  SECTION("only a lower or only an upper bound") {
-    CHECK(scan(db, "b\x80", "") == all(5, 8));
-    CHECK(scan(db, "", "ab") == all(0, 1));
-    CHECK(scan(db, "", "ab", true) == all(0, 1));
-    CHECK(scan(db, "c", "", true) == all(7, 8));
-  }
-  SECTION("empty and inverted ranges select nothing") {
-    CHECK(scan(db, "b", "b").empty());
-    CHECK(scan(db, "b", "b", true).empty());
-    CHECK(scan(db, "c", "a").empty());
-    CHECK(scan(db, "c", "a", true).empty());
-    CHECK(scan(db, "d", "").empty());
-    CHECK(scan(db, "d", "", true).empty());
-  }
-  SECTION("the cursor copies its bounds") {
-    std::string lower = "ab", upper = "b\x7f";
-    auto c = db.cursor({lower, upper, false}, nullptr);
-    lower.assign("zzzz");
-    upper.assign("a");
-    entries got;
-    for (; c.valid(); c.next()) got.emplace_back(std::string(c.key()), std::string(c.value()));
-    CHECK(got == all(1, 4));
-  }
-  SECTION("a moved cursor keeps its position") {
-    auto c = db.cursor({"b", "", false}, nullptr);
-    c.next();
-    auto d = std::move(c);
-    CHECK_FALSE(c.valid());  // NOLINT(bugprone-use-after-move): moved-from cursors are invalid
-    REQUIRE(d.valid());
-    CHECK(d.key() == "b\x00"s);
-    CHECK(d.value() == "vb\x00"s);
-  }
-}
-
-TEST_CASE("lmdb_backend: matches memory_backend on random batches", "[lmdb]") {
-  temp_dir dir("lmdb-model");
-  ks::lmdb_backend db(dir.path());
-  ks::memory_backend model;
-  std::mt19937 rng(20240611u);
-  const std::string alphabet("\x00\x01\x7f\x80\xff"
-                             "a",
-                             6);
-  const auto random_key = [&] {
-    std::string k(1 + rng() % 3, '\0');
-    for (char& ch : k) ch = alphabet[rng() % alphabet.size()];
-    return k;
-  };
-  const auto random_bound = [&] { return rng() % 4 == 0 ? std::string() : random_key(); };
-
-  std::optional<ks::lmdb_backend::snapshot_type> db_snap;
-  std::optional<ks::memory_backend::snapshot_type> model_snap;
-  for (int round = 0; round < 120; ++round) {
-    ks::write_batch w;
-    const int ops = 1 + static_cast<int>(rng() % 12);
-    for (int i = 0; i < ops; ++i) {
-      if (rng() % 3 == 0) w.erase(random_key());
-      else w.put(random_key(), std::to_string(rng() % 1000));
-    }
-    db.write(w, {.sync = false});  // logic, not durability
-    model.write(w, {});
-    if (round % 30 == 10) {  // keep a snapshot for a while and compare it too
-      db_snap.emplace(db.snapshot());
-      model_snap.emplace(model.snapshot());
-    }
-    for (int q = 0; q < 6; ++q) {
-      const std::string lo = random_bound(), hi = random_bound();
-      const bool rev = (rng() & 1) != 0;
-      INFO("round " << round << " query " << q << " reverse " << rev);
-      REQUIRE(scan(db, lo, hi, rev) == scan(model, lo, hi, rev));
-      if (db_snap) REQUIRE(scan(db, lo, hi, rev, &*db_snap) == scan(model, lo, hi, rev, &*model_snap));
-      const std::string k = random_key();
-      REQUIRE(get(db, k) == get(model, k));
-    }
-  }
-  CHECK(scan(db, "", "") == scan(model, "", ""));
-  CHECK_FALSE(scan(db, "", "").empty());
-}
-
-TEST_CASE("lmdb_backend: snapshots and cursors see one state while writes go on", "[lmdb]") {
-  temp_dir dir("lmdb-snapshot");
+TEST_CASE("lmdb_backend: a moved-from cursor is invalid, the moved-to one keeps its position", "[lmdb]") {
+  temp_dir dir("lmdb-cursor-move");
   ks::lmdb_backend db(dir.path());
   ks::write_batch w;
-  w.put("k1", "a");
-  w.put("k2", "a");
-  w.put("k3", "a");
+  for (const auto& k : {"a"s, "b"s, "b\x00"s, "c"s}) w.put(k, "v" + k);
   db.write(w, {});
-
-  auto snap = db.snapshot();
-  auto live_cursor = db.cursor({"k", "l", false}, nullptr);  // private snapshot taken now
-  REQUIRE(live_cursor.valid());
-  CHECK(live_cursor.key() == "k1");
-
-  ks::write_batch w2;
-  w2.put("k1", "b");
-  w2.erase("k2");
-  w2.put("k25", "new");
-  w2.put("k4", "new");
-  db.write(w2, {});
-
-  CHECK(get(db, "k1", &snap) == "a");
-  CHECK(get(db, "k2", &snap) == "a");
-  CHECK_FALSE(get(db, "k25", &snap));
-  CHECK(get(db, "k1") == "b");
-  CHECK_FALSE(get(db, "k2"));
-  CHECK(scan(db, "k", "l", false, &snap) == entries{{"k1", "a"}, {"k2", "a"}, {"k3", "a"}});
-  CHECK(scan(db, "k", "l", true, &snap) == entries{{"k3", "a"}, {"k2", "a"}, {"k1", "a"}});
-  CHECK(scan(db, "k", "l") == entries{{"k1", "b"}, {"k25", "new"}, {"k3", "a"}, {"k4", "new"}});
-
-  // The cursor opened before the write keeps reading its own state.
-  entries rest;
-  for (live_cursor.next(); live_cursor.valid(); live_cursor.next()) {
-    rest.emplace_back(std::string(live_cursor.key()), std::string(live_cursor.value()));
-  }
-  CHECK(rest == entries{{"k2", "a"}, {"k3", "a"}});
-
-  // A copy outlives the original; a cursor outlives the snapshot it reads.
-  auto copy = std::make_optional(snap);
-  auto on_snap = db.cursor({"k2", "", false}, &snap);
-  { auto gone = std::move(snap); }
-  CHECK(get(db, "k2", &*copy) == "a");
-  copy.reset();
-  REQUIRE(on_snap.valid());
-  CHECK(on_snap.key() == "k2");
-  on_snap.next();
-  REQUIRE(on_snap.valid());
-  CHECK(on_snap.key() == "k3");
-  on_snap.next();
-  CHECK_FALSE(on_snap.valid());
+  auto c = db.cursor({"b", "", false}, nullptr);
+  c.next();
+  auto d = std::move(c);
+  CHECK_FALSE(c.valid());  // NOLINT(bugprone-use-after-move): moved-from cursors are invalid
+  REQUIRE(d.valid());
+  CHECK(d.key() == "b\x00"s);
+  CHECK(d.value() == "vb\x00"s);
 }
 
 TEST_CASE("lmdb_backend: a batch that fails a limit writes nothing", "[lmdb]") {
@@ -314,7 +107,7 @@ TEST_CASE("lmdb_backend: a batch that fails a limit writes nothing", "[lmdb]") {
   ks::lmdb_backend db(dir.path());
   put(db, "keep", "1");
 
-  const std::string too_long(db.max_key_size() + 1, 'k');
+  const std::string too_long(db.limits().max_key_bytes + 1, 'k');
   for (int bad = 0; bad < 3; ++bad) {
     INFO("bad operation " << bad << ": too long key, empty key, erase of an empty key");
     ks::write_batch w;
@@ -332,8 +125,11 @@ TEST_CASE("lmdb_backend: a batch that fails a limit writes nothing", "[lmdb]") {
 TEST_CASE("lmdb_backend: key size limits", "[lmdb]") {
   temp_dir dir("lmdb-keysize");
   ks::lmdb_backend db(dir.path());
-  const std::size_t max = db.max_key_size();
+  const std::size_t max = db.limits().max_key_bytes;
   CHECK(max == static_cast<std::size_t>(mdb_env_get_maxkeysize(db.native())));
+  CHECK(db.limits().max_value_bytes == std::size_t{0xffffffffu});
+  CHECK(db.limits().max_entry_bytes == ks::backend_limits::unlimited);
+  CHECK(db.limits().max_ops_per_write == ks::backend_limits::unlimited);
   REQUIRE(max > 1);
 
   const std::string longest(max, 'x');
@@ -344,7 +140,7 @@ TEST_CASE("lmdb_backend: key size limits", "[lmdb]") {
   SECTION("too long: limit_error names the size and the limit") {
     try {
       put(db, std::string(max + 1, 'x'), "no");
-      FAIL("write accepted a key longer than max_key_size()");
+      FAIL("write accepted a key longer than limits().max_key_bytes");
     } catch (const ks::limit_error& e) {
       const std::string what = e.what();
       CHECK_THAT(what, Catch::Contains(std::to_string(max + 1) + " bytes"));

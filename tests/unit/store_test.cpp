@@ -252,7 +252,7 @@ TEST_CASE("the schema record is read by one parser", "[store][fingerprint]") {
 
 TEST_CASE("keys over the backend's limit are refused, naming the keyspace", "[store][limits]") {
   ks::memory_backend inner;
-  ref_store db{keyschema_test::ref_backend<>(inner, 40)};
+  ref_store db{keyschema_test::ref_backend<>(inner, ks::backend_limits{.max_key_bytes = 40})};
   const std::string long_name(64, 'q');
   try {
     db.put<message_metadata>({long_name, 1}, B("x"));
@@ -260,6 +260,7 @@ TEST_CASE("keys over the backend's limit are refused, naming the keyspace", "[st
   } catch (const ks::limit_error& e) {
     const std::string what = e.what();
     CHECK(what.find("message_metadata") != std::string::npos);
+    CHECK(what.find("max_key_bytes") != std::string::npos);
     CHECK(what.find("40") != std::string::npos);
   }
   CHECK_FALSE(db.contains<message_metadata>({long_name, 1}));
@@ -271,6 +272,157 @@ TEST_CASE("keys over the backend's limit are refused, naming the keyspace", "[st
   b.commit();
   CHECK(db.contains<message_metadata>({"ok", 1}));
   CHECK_FALSE(db.contains<message_metadata>({long_name, 2}));
+}
+
+namespace {
+// Runs f, which must throw limit_error, and returns its message.
+template <class F>
+std::string limit_message(F&& f) {
+  try {
+    f();
+  } catch (const ks::limit_error& e) {
+    return e.what();
+  }
+  FAIL("no limit_error");
+  return {};
+}
+bool contains_all(const std::string& what, std::initializer_list<std::string_view> parts) {
+  for (std::string_view p : parts) {
+    if (what.find(p) == std::string::npos) {
+      UNSCOPED_INFO("missing '" << p << "' in: " << what);
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+TEST_CASE("every backend limit is checked by the store, naming the keyspace and the limit", "[store][limits]") {
+  ks::memory_backend inner;
+
+  SECTION("value: max_value_bytes, on put, batch and transaction; nothing added") {
+    ref_store db{keyschema_test::ref_backend<>(inner, ks::backend_limits{.max_value_bytes = 10})};
+    // A bytes value encodes as itself: 10 bytes fit, 11 do not.
+    db.put<message_metadata>({"q", 1}, B(std::string(10, 'v')));
+    const std::string what = limit_message([&] { db.put<message_metadata>({"q", 2}, B(std::string(11, 'v'))); });
+    CHECK(contains_all(what, {"message_metadata", "value", "11 bytes", "max_value_bytes", "10 bytes"}));
+    auto b = db.batch();
+    b.put<message_metadata>({"q", 3}, B("x"));
+    CHECK_THROWS_AS(b.put<message_metadata>({"q", 4}, B(std::string(11, 'v'))), ks::limit_error);
+    CHECK(b.size() == 1);
+    auto tx = db.transaction();
+    tx.put<message_metadata>({"q", 5}, B("x"));
+    CHECK_THROWS_AS(tx.put<message_metadata>({"q", 6}, B(std::string(11, 'v'))), ks::limit_error);
+    CHECK(tx.size() == 1);
+    tx.commit();
+    b.commit();
+    CHECK(db.contains<message_metadata>({"q", 1}));
+    CHECK_FALSE(db.contains<message_metadata>({"q", 2}));
+    CHECK(db.contains<message_metadata>({"q", 3}));
+    CHECK_FALSE(db.contains<message_metadata>({"q", 4}));
+    CHECK(db.contains<message_metadata>({"q", 5}));
+    CHECK_FALSE(db.contains<message_metadata>({"q", 6}));
+  }
+
+  SECTION("entry: max_entry_bytes counts key + value of a put, the key alone of an erase") {
+    // message_count keys ("MESSAGE_COUNT", d) are 17 + |d| bytes; an int64 value 1 to 9 bytes.
+    ref_store db{keyschema_test::ref_backend<>(inner, ks::backend_limits{.max_entry_bytes = 20})};
+    db.put<message_count>({"a"}, 1);  // 18 + 2 (0x15 0x01)
+    const std::string what = limit_message([&] { db.put<message_count>({"ab"}, 1); });
+    CHECK(contains_all(what, {"message_count", "entry (key + value)", "21 bytes", "max_entry_bytes", "20 bytes"}));
+    db.erase<message_count>({"abc"});  // 20 bytes of key: fits
+    const std::string erase_what = limit_message([&] { db.erase<message_count>({"abcd"}); });
+    CHECK(contains_all(erase_what, {"message_count", "21 bytes", "max_entry_bytes", "20 bytes"}));
+    CHECK(db.get<message_count>({"a"}) == std::optional<std::int64_t>(1));
+    CHECK_FALSE(db.contains<message_count>({"ab"}));
+  }
+
+  SECTION("operations per write: max_ops_per_write, at commit; nothing written, batch kept") {
+    keyschema_test::ref_backend<> backend(inner, ks::backend_limits{.max_ops_per_write = 3});
+    ref_store db{backend};
+    auto b = db.batch();
+    for (std::uint64_t i = 0; i < 3; ++i) b.put<message_metadata>({"q", i}, B("x"));
+    b.commit();  // exactly the limit
+    for (std::uint64_t i = 10; i < 13; ++i) b.put<message_metadata>({"q", i}, B("x"));
+    b.put<message_count>({"q"}, 3);
+    const std::string what = limit_message([&] { b.commit(); });
+    CHECK(contains_all(what, {"'message_metadata', 'message_count'", "4 operations", "max_ops_per_write",
+                              "3 operations"}));
+    CHECK(b.size() == 4);
+    CHECK_FALSE(db.contains<message_metadata>({"q", 10}));
+    CHECK_FALSE(db.contains<message_count>({"q"}));
+    // A byte-level batch through store::write is checked too.
+    CHECK_THROWS_AS(db.write(b.operations()), ks::limit_error);
+
+    // A transaction whose commit is refused stays open and may be trimmed and retried.
+    auto tx = db.transaction();
+    for (std::uint64_t i = 20; i < 24; ++i) tx.put<message_metadata>({"q", i}, B("x"));
+    const std::string tx_what = limit_message([&] { tx.commit(); });
+    CHECK(contains_all(tx_what, {"'message_metadata'", "4 operations", "max_ops_per_write"}));
+    CHECK(tx.is_open());
+    CHECK_FALSE(db.contains<message_metadata>({"q", 20}));
+    tx.erase<message_metadata>({"q", 20});  // still 4 distinct keys, one an erasure
+    CHECK_THROWS_AS(tx.commit(), ks::limit_error);
+    tx.rollback();
+    auto tx2 = db.transaction();
+    for (std::uint64_t i = 21; i < 24; ++i) tx2.put<message_metadata>({"q", i}, B("x"));
+    tx2.commit();
+    CHECK(db.contains<message_metadata>({"q", 23}));
+  }
+
+  SECTION("bytes per write: max_bytes_per_write, at commit and on single puts") {
+    // message_metadata ("DESTINATION", "q", "MESSAGE_METADATA", i) keys: 13 + 3 + 18 + 2 = 36
+    // bytes for 0 < i < 256; a bytes value is stored as itself.
+    ref_store db{keyschema_test::ref_backend<>(inner, ks::backend_limits{.max_bytes_per_write = 86})};
+    auto b = db.batch();
+    b.put<message_metadata>({"q", 1}, B(std::string(7, 'v')));  // 43
+    b.put<message_metadata>({"q", 2}, B(std::string(7, 'v')));  // 86: exactly the limit
+    b.commit();
+    b.put<message_metadata>({"q", 3}, B(std::string(7, 'v')));
+    b.put<message_metadata>({"q", 4}, B(std::string(8, 'v')));  // 87
+    const std::string what = limit_message([&] { b.commit(); });
+    CHECK(contains_all(what, {"'message_metadata'", "87 bytes", "max_bytes_per_write", "86 bytes"}));
+    CHECK(b.size() == 2);
+    CHECK_FALSE(db.contains<message_metadata>({"q", 3}));
+    const std::string put_what = limit_message([&] { db.put<message_metadata>({"q", 5}, B(std::string(60, 'v'))); });
+    CHECK(contains_all(put_what, {"'message_metadata'", "96 bytes", "max_bytes_per_write"}));
+    CHECK_FALSE(db.contains<message_metadata>({"q", 5}));
+    CHECK(db.contains<message_metadata>({"q", 2}));
+  }
+}
+
+TEST_CASE("erase_range chunks shrink to the backend's per-write limits", "[store][erase][limits]") {
+  ks::memory_backend inner;
+  SECTION("max_ops_per_write") {
+    keyschema_test::ref_backend<> backend(inner, ks::backend_limits{.max_ops_per_write = 7});
+    ref_store db{backend};
+    for (std::uint64_t i = 0; i < 50; ++i) db.put<message_metadata>({"q", i}, B("x"));
+    const std::size_t writes_before = db.backend().writes();
+    CHECK(db.erase_prefix<message_metadata>("q") == 50);
+    CHECK(db.backend().writes() - writes_before == 8);  // 7 * 7 + 1
+    CHECK(db.backend().largest_write() == 7);
+    CHECK(ranges::distance(db.scan<message_metadata>("q")) == 0);
+  }
+  SECTION("max_bytes_per_write") {
+    // 36-byte keys (35 for id 0; see above), at most 180 bytes per write: 5 keys per chunk.
+    keyschema_test::ref_backend<> backend(inner, ks::backend_limits{.max_bytes_per_write = 180});
+    ref_store db{backend};
+    for (std::uint64_t i = 0; i < 50; ++i) db.put<message_metadata>({"q", i}, B("x"));
+    const std::size_t writes_before = db.backend().writes();
+    CHECK(db.erase_range(db.scan<message_metadata>("q").reverse()) == 50);
+    CHECK(db.backend().writes() - writes_before == 10);
+    CHECK(db.backend().largest_write() == 5);
+    CHECK(ranges::distance(db.scan<message_metadata>("q")) == 0);
+  }
+  SECTION("unlimited: erase_chunk keys per write") {
+    ref_store db{keyschema_test::ref_backend<>(inner)};
+    auto b = db.batch();
+    for (std::uint64_t i = 0; i < ref_store::erase_chunk + 1; ++i) b.put<message_metadata>({"q", i}, B("x"));
+    b.commit();
+    const std::size_t writes_before = db.backend().writes();
+    CHECK(db.erase_prefix<message_metadata>("q") == ref_store::erase_chunk + 1);
+    CHECK(db.backend().writes() - writes_before == 2);  // erase_chunk keys, then one
+  }
 }
 
 TEST_CASE("stored bytes that do not decode name the keyspace and the key", "[store][errors]") {

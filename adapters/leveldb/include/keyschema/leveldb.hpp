@@ -6,7 +6,7 @@
 // operations on the same key win (leveldb::WriteBatch), snapshots (leveldb::Snapshot) and cursors
 // (leveldb::Iterator) that read one consistent state while writers go on. Durability:
 // write_options::sync maps to leveldb::WriteOptions::sync, and a synced write also makes every
-// earlier write durable (prefix durability, through detail::syncing_env; see
+// earlier write durable (prefix durability, through leveldb_detail::syncing_env; see
 // docs/backends/leveldb.md). Damaged files are errors, not silent loss: paranoid_checks and
 // verify_checksums are on by default, and a directory holding data files but no CURRENT is
 // refused.
@@ -73,7 +73,7 @@ class leveldb_backend {
   //   locked_error, native_call "leveldb::DB::Open": another leveldb_backend (or any LevelDB
   //     handle) in this or another process has the database open. Remedy: close the other
   //     handle, or share one backend (it is thread-safe) instead of opening the path twice.
-  //   backend_error, native_call "leveldb::DB::Open", native_code() a detail::leveldb_status_code:
+  //   backend_error, native_call "leveldb::DB::Open", native_code() a leveldb_detail::leveldb_status_code:
   //     4 (invalid argument): no database at path and create_if_missing is false, or one exists
   //       and error_if_exists is true;
   //     1 (not found): create_if_missing is false and not even the parent directory of path
@@ -103,7 +103,7 @@ class leveldb_backend {
     s_->verify_checksums = options.verify_checksums;
     // Before LevelDB creates anything: another engine's database is refused, not filled.
     if (options.env == nullptr) require_engine(path, storage_engine::leveldb, "keyschema::leveldb_backend");
-    s_->env = std::make_unique<detail::syncing_env>(options.env != nullptr ? options.env : ::leveldb::Env::Default());
+    s_->env = std::make_unique<leveldb_detail::syncing_env>(options.env != nullptr ? options.env : ::leveldb::Env::Default());
 
     if (options.create_if_missing && options.env == nullptr) {
       std::error_code ec;
@@ -130,18 +130,18 @@ class leveldb_backend {
       o.filter_policy = s_->filter.get();
     }
 
-    detail::refuse_database_without_current(*s_->env, s_->path);
+    leveldb_detail::refuse_database_without_current(*s_->env, s_->path);
     ::leveldb::DB* db = nullptr;
     const ::leveldb::Status st = ::leveldb::DB::Open(o, s_->path, &db);
     if (!st.ok()) {
       delete db;  // nullptr on failure; deleting keeps this correct should LevelDB ever change
-      if (detail::leveldb_is_lock_conflict(st)) {
+      if (leveldb_detail::leveldb_is_lock_conflict(st)) {
         throw locked_error("keyschema::leveldb_backend: the database '" + s_->path +
                                "' is already open (its LOCK file is held by another process or another "
                                "handle in this process): " + st.ToString(),
-                           "leveldb::DB::Open", detail::leveldb_code(st));
+                           "leveldb::DB::Open", leveldb_detail::leveldb_code(st));
       }
-      detail::throw_leveldb_error(st, "keyschema::leveldb_backend: cannot open '" + s_->path + "'",
+      leveldb_detail::throw_leveldb_error(st, "keyschema::leveldb_backend: cannot open '" + s_->path + "'",
                                   "leveldb::DB::Open");
     }
     s_->db.reset(db);
@@ -174,7 +174,7 @@ class leveldb_backend {
     const ::leveldb::Status st = s_->db->Get(read_options(snap), ::leveldb::Slice(key.data(), key.size()), &value);
     if (st.ok()) return true;
     if (st.IsNotFound()) return false;
-    detail::throw_leveldb_error(st, "keyschema::leveldb_backend: get from '" + s_->path + "'", "leveldb::DB::Get");
+    leveldb_detail::throw_leveldb_error(st, "keyschema::leveldb_backend: get from '" + s_->path + "'", "leveldb::DB::Get");
   }
 
   // Applies batch atomically (one leveldb::WriteBatch): a reader sees all of it or none of it,
@@ -185,7 +185,7 @@ class leveldb_backend {
   // storage, and an empty batch without it does nothing.
   // May be called concurrently (LevelDB queues writers and may commit them as one group).
   // Errors (nothing of batch was applied in each case):
-  //   limit_error: an operation's key plus value is larger than max_key_size()
+  //   limit_error: an operation's key plus value is larger than limits().max_entry_bytes
   //     (leveldb_options::max_entry_bytes), or the batch has 2^32 operations or more.
   //     Remedy: split the value, or raise max_entry_bytes up to leveldb_max_entry_bytes.
   //   backend_error, native_call "leveldb::DB::Write", native_code 5 (IO error): the write-ahead
@@ -217,7 +217,7 @@ class leveldb_backend {
     wo.sync = opts.sync;
     const ::leveldb::Status st = s_->db->Write(wo, &wb);
     if (!st.ok()) {
-      detail::throw_leveldb_error(st,
+      leveldb_detail::throw_leveldb_error(st,
                                   "keyschema::leveldb_backend: writing " + std::to_string(batch.size()) +
                                       " operations to '" + s_->path + "' failed, nothing was applied",
                                   "leveldb::DB::Write");
@@ -242,10 +242,17 @@ class leveldb_backend {
                        &s_->path);
   }
 
-  // The longest key write() accepts: leveldb_options::max_entry_bytes (at most
-  // leveldb_max_entry_bytes). The limit is on key plus value, so a key this long only fits with
-  // an empty value.
-  std::size_t max_key_size() const noexcept { return s_->max_entry; }
+  // What write() accepts. LevelDB's limit is on key plus value of one operation:
+  // max_entry_bytes = leveldb_options::max_entry_bytes (at most leveldb_max_entry_bytes), and so
+  // is max_key_bytes (a key that long only fits with an empty value); max_ops_per_write = 2^32 - 1
+  // (the count field of a leveldb::WriteBatch). Values and batch bytes have no limit of their own.
+  backend_limits limits() const noexcept {
+    backend_limits l;
+    l.max_key_bytes = s_->max_entry;
+    l.max_entry_bytes = s_->max_entry;
+    l.max_ops_per_write = std::size_t{0xFFFFFFFF};
+    return l;
+  }
 
   // Compacts the table files overlapping [range.lower, range.upper] (an empty bound is open;
   // range.reverse is ignored) down to the last level: erased and overwritten entries no live
@@ -274,7 +281,7 @@ class leveldb_backend {
       it->SeekToLast();
       const ::leveldb::Status st = it->status();
       if (!st.ok()) {
-        detail::throw_leveldb_error(st, "keyschema::leveldb_backend: reading the last key of '" + s_->path + "'",
+        leveldb_detail::throw_leveldb_error(st, "keyschema::leveldb_backend: reading the last key of '" + s_->path + "'",
                                     "leveldb::Iterator");
       }
       if (!it->Valid()) return 0;
@@ -315,7 +322,7 @@ class leveldb_backend {
     std::string path;
     std::size_t max_entry = leveldb_max_entry_bytes;
     bool verify_checksums = true;
-    std::unique_ptr<detail::syncing_env> env;
+    std::unique_ptr<leveldb_detail::syncing_env> env;
     std::unique_ptr<::leveldb::Cache> cache;
     std::unique_ptr<const ::leveldb::FilterPolicy> filter;
     std::unique_ptr<::leveldb::DB> db;

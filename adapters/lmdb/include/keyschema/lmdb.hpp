@@ -57,6 +57,7 @@
 #include <keyschema/lmdb/detail/open_registry.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/lmdb/detail/txn_gate.hpp>
+#include <keyschema/lmdb/options.hpp>
 #include <keyschema/write_batch.hpp>
 
 #include <lmdb.h>
@@ -76,31 +77,6 @@
 #include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-
-// Options of lmdb_backend. Every field has a usable default.
-struct lmdb_options {
-  // Initial size of the memory map, in bytes (rounded up to whole pages). The data file grows
-  // only as pages are used; the map is address space. A larger existing map is kept.
-  std::size_t map_size = std::size_t{64} << 20;
-  // Ceiling of the transparent growth. A write that does not fit below it fails with
-  // limit_error. Default: 64 GiB on 64-bit targets, 1 GiB on 32-bit ones (address space).
-  std::size_t max_map_size =
-      sizeof(std::size_t) >= 8 ? std::size_t{64} * 1024 * 1024 * 1024 : std::size_t{1} << 30;
-  // Reader slots in the lock file (mdb_env_set_maxreaders): the most snapshots, cursors and
-  // in-flight get() calls of all processes together. Fixed by the first process to open the
-  // environment.
-  unsigned max_readers = 126;
-  // Open with MDB_RDONLY: write() fails with backend_error, nothing is created.
-  bool read_only = false;
-  // Create the directory (and the database in it) when missing. When false, a directory without
-  // data.mdb is an error.
-  bool create_if_missing = true;
-  // Permissions of data.mdb and lock.mdb when they are created (before the umask).
-  unsigned mode = 0644;
-  // Longest time a map resize waits for open snapshots and cursors of this process to end, and
-  // that a new snapshot, cursor or get() waits for a running resize.
-  std::chrono::milliseconds resize_wait{10000};
-};
 
 class lmdb_backend {
   struct env_state;
@@ -213,7 +189,7 @@ class lmdb_backend {
       auto lk = lock();
       if (const int rc = ::mdb_cursor_open(txn_->txn, dbi, &cur_); rc != MDB_SUCCESS) {
         cur_ = nullptr;
-        detail::throw_status("keyschema::lmdb_backend::cursor: cannot open a cursor", "mdb_cursor_open", rc);
+        lmdb_detail::throw_status("keyschema::lmdb_backend::cursor: cannot open a cursor", "mdb_cursor_open", rc);
       }
       try {
         seek(max_key);
@@ -266,7 +242,7 @@ class lmdb_backend {
     void settle(int rc) {
       valid_ = false;
       if (rc == MDB_NOTFOUND) return;
-      if (rc != MDB_SUCCESS) detail::throw_status("keyschema::lmdb_backend: cursor step failed", "mdb_cursor_get", rc);
+      if (rc != MDB_SUCCESS) lmdb_detail::throw_status("keyschema::lmdb_backend: cursor step failed", "mdb_cursor_get", rc);
       const std::string_view k = key();
       valid_ = reverse_ ? k >= std::string_view(lower_) : (upper_.empty() || k < std::string_view(upper_));
     }
@@ -474,7 +450,7 @@ class lmdb_backend {
   ~lmdb_backend() = default;
 
   // Reads key in *snap, or in the latest committed state when snap is nullptr. Returns false
-  // when the key is absent (an empty key or one longer than max_key_size() is always absent).
+  // when the key is absent (an empty key or one longer than limits().max_key_bytes is always absent).
   // Errors: backend_error "mdb_get" (corrupt page, I/O error); with snap == nullptr also those
   // of snapshot() (limit_error when no reader slot is free or a resize does not finish).
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
@@ -494,7 +470,7 @@ class lmdb_backend {
   // (mdb_env_sync). Nothing is applied when write() throws.
   //
   // Errors (nothing was written in every case):
-  //   limit_error - a key is empty (LMDB cannot store it) or longer than max_key_size(), or a
+  //   limit_error - a key is empty (LMDB cannot store it) or longer than limits().max_key_bytes, or a
   //       value is longer than 4 GiB - 1: what() names the size and the limit; checked before
   //       the database is touched. Remedy: shorten the key.
   //   limit_error - the map is full at lmdb_options::max_map_size (a batch of erases only may
@@ -522,7 +498,7 @@ class lmdb_backend {
         s_->enter_gate();
         gate_lease lease(s_->gate);
         if (const int rc = ::mdb_env_sync(s_->env, 1); rc != MDB_SUCCESS) {
-          detail::throw_status("keyschema::lmdb_backend::write: cannot flush " + s_->path, "mdb_env_sync", rc);
+          lmdb_detail::throw_status("keyschema::lmdb_backend::write: cannot flush " + s_->path, "mdb_env_sync", rc);
         }
       }
       return;
@@ -539,7 +515,7 @@ class lmdb_backend {
       } else if (++resized <= max_resize_retries) {
         s_->adopt_external_size();  // MDB_MAP_RESIZED
       } else {
-        detail::throw_status("keyschema::lmdb_backend::write: the map of " + s_->path + " keeps being resized",
+        lmdb_detail::throw_status("keyschema::lmdb_backend::write: the map of " + s_->path + " keeps being resized",
                              "mdb_txn_begin", rc);
       }
     }
@@ -578,8 +554,17 @@ class lmdb_backend {
     return cursor_type(new_read_handle(), false, s_->dbi, range, s_->max_key);
   }
 
-  // The longest key write() accepts: mdb_env_get_maxkeysize (511 bytes in a default LMDB build).
-  std::size_t max_key_size() const noexcept { return s_->max_key; }
+  // What write() accepts: max_key_bytes = mdb_env_get_maxkeysize (511 bytes in a default LMDB
+  // build); max_value_bytes = 4 GiB - 1 (LMDB's MAXDATASIZE; the map ceiling, max_map_size, bounds
+  // them together). No limit on operations or bytes per write as such: LMDB's real bound is the
+  // number of pages one write transaction may dirty (MDB_TXN_FULL, about 128k pages), which
+  // depends on the tree shape, so it is reported by write() as limit_error instead.
+  backend_limits limits() const noexcept {
+    backend_limits l;
+    l.max_key_bytes = s_->max_key;
+    l.max_value_bytes = max_value_size;
+    return l;
+  }
 
   // The current size of the memory map in bytes (grows as data is written).
   std::size_t map_size() const noexcept { return s_->map_size.load(std::memory_order_relaxed); }
@@ -616,7 +601,7 @@ class lmdb_backend {
       if (env != nullptr) ::mdb_env_close(env);
     }
 
-    detail::open_registration registration;  // released last, after the env is closed
+    lmdb_detail::open_registration registration;  // released last, after the env is closed
     std::string path;
     MDB_env* env = nullptr;
     MDB_dbi dbi = 0;
@@ -625,7 +610,7 @@ class lmdb_backend {
     std::size_t page = default_page;
     std::size_t ceiling = 0;
     std::atomic<std::size_t> map_size{0};
-    detail::txn_gate gate;
+    lmdb_detail::txn_gate gate;
     std::mutex pool_mu;
     std::vector<MDB_txn*> pool;  // reset read transactions, capacity reserved at open
     std::size_t pool_cap = 0;
@@ -636,14 +621,14 @@ class lmdb_backend {
     // Enters the gate or throws: limit_error on timeout, backend_error once the map is lost.
     void enter_gate() {
       switch (gate.enter()) {
-        case detail::txn_gate::status::ok:
+        case lmdb_detail::txn_gate::status::ok:
           return;
-        case detail::txn_gate::status::timed_out:
+        case lmdb_detail::txn_gate::status::timed_out:
           throw limit_error("keyschema::lmdb_backend: a resize of the LMDB map of " + path +
                             " did not finish within " + std::to_string(gate.wait().count()) +
                             " ms because snapshots or cursors of this process stayed open; release "
                             "long-lived snapshots/cursors or raise lmdb_options::resize_wait");
-        case detail::txn_gate::status::poisoned:
+        case lmdb_detail::txn_gate::status::poisoned:
           break;
       }
       throw_lost();
@@ -694,7 +679,7 @@ class lmdb_backend {
                             "processes; release some or raise lmdb_options::max_readers (takes effect "
                             "when the environment is next created)");
         }
-        detail::throw_status("keyschema::lmdb_backend: cannot begin a read transaction on " + path,
+        lmdb_detail::throw_status("keyschema::lmdb_backend: cannot begin a read transaction on " + path,
                              renewed ? "mdb_txn_renew" : "mdb_txn_begin", rc);
       }
     }
@@ -734,7 +719,7 @@ class lmdb_backend {
     void resize_locked(std::size_t size) {
       if (const int rc = ::mdb_env_set_mapsize(env, size); rc != MDB_SUCCESS) {
         gate.poison_locked();
-        detail::throw_status("keyschema::lmdb_backend: cannot resize the memory map of " + path + " to " +
+        lmdb_detail::throw_status("keyschema::lmdb_backend: cannot resize the memory map of " + path + " to " +
                                  std::to_string(size) + " bytes",
                              "mdb_env_set_mapsize", rc);
       }
@@ -776,8 +761,8 @@ class lmdb_backend {
             resize_locked(next_size(info.me_mapsize, limit));
           },
           still_open);
-      if (st == detail::txn_gate::status::poisoned) throw_lost();
-      if (st == detail::txn_gate::status::timed_out) {
+      if (st == lmdb_detail::txn_gate::status::poisoned) throw_lost();
+      if (st == lmdb_detail::txn_gate::status::timed_out) {
         throw limit_error("keyschema::lmdb_backend::write: the LMDB map of " + path + " is full at " +
                           std::to_string(map_size.load(std::memory_order_relaxed)) +
                           " bytes and cannot grow while " + std::to_string(still_open) +
@@ -828,7 +813,7 @@ class lmdb_backend {
           adopt_external_size();
           continue;
         }
-        detail::throw_status("keyschema::lmdb_backend: cannot begin a write transaction on " + path, "mdb_txn_begin",
+        lmdb_detail::throw_status("keyschema::lmdb_backend: cannot begin a write transaction on " + path, "mdb_txn_begin",
                              rc);
       }
     }
@@ -843,8 +828,8 @@ class lmdb_backend {
     void adopt_external_size() {
       std::size_t still_open = 0;
       const auto st = gate.exclusive([&] { resize_locked(0); }, still_open);
-      if (st == detail::txn_gate::status::poisoned) throw_lost();
-      if (st == detail::txn_gate::status::timed_out) {
+      if (st == lmdb_detail::txn_gate::status::poisoned) throw_lost();
+      if (st == lmdb_detail::txn_gate::status::timed_out) {
         throw limit_error("keyschema::lmdb_backend: another process grew the LMDB map of " + path +
                           " and this process cannot follow while " + std::to_string(still_open) +
                           " snapshot(s)/cursor(s) stay open (waited " + std::to_string(gate.wait().count()) +
@@ -865,11 +850,11 @@ class lmdb_backend {
 
   // Leaves the gate at scope exit (write transactions).
   struct gate_lease {
-    explicit gate_lease(detail::txn_gate& g) noexcept : gate(g) {}
+    explicit gate_lease(lmdb_detail::txn_gate& g) noexcept : gate(g) {}
     gate_lease(const gate_lease&) = delete;
     gate_lease& operator=(const gate_lease&) = delete;
     ~gate_lease() { gate.leave(); }
-    detail::txn_gate& gate;
+    lmdb_detail::txn_gate& gate;
   };
 
   // Aborts a write transaction at scope exit unless it was handed to mdb_txn_commit.
@@ -913,7 +898,7 @@ class lmdb_backend {
     if (rc == MDB_MAP_RESIZED) return rc;
     if (rc != MDB_SUCCESS) {
       w.txn = nullptr;
-      detail::throw_status("keyschema::lmdb_backend::write: cannot begin a write transaction on " + s.path,
+      lmdb_detail::throw_status("keyschema::lmdb_backend::write: cannot begin a write transaction on " + s.path,
                            "mdb_txn_begin", rc);
     }
     const char* call = nullptr;
@@ -960,11 +945,11 @@ class lmdb_backend {
                         "can hold (MDB_TXN_FULL); split it into smaller batches. Nothing was written");
     }
     const std::string what = "keyschema::lmdb_backend::write: " + std::string(call) + " failed on " + s.path;
-    if (const auto full = detail::disk_full(s.path, rc)) {
-      throw backend_error(detail::lmdb_message(what + ": disk full (" + *full + ")", rc) + "; nothing was written",
+    if (const auto full = lmdb_detail::disk_full(s.path, rc)) {
+      throw backend_error(lmdb_detail::lmdb_message(what + ": disk full (" + *full + ")", rc) + "; nothing was written",
                           call, rc);
     }
-    detail::throw_status(what + "; nothing was written", call, rc);
+    lmdb_detail::throw_status(what + "; nothing was written", call, rc);
   }
 
   static void check_limits(const env_state& s, const write_batch& batch) {
@@ -995,7 +980,7 @@ class lmdb_backend {
     MDB_val v{0, nullptr};
     const int rc = ::mdb_get(txn, s.dbi, &k, &v);
     if (rc == MDB_NOTFOUND) return false;
-    if (rc != MDB_SUCCESS) detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s.path, "mdb_get", rc);
+    if (rc != MDB_SUCCESS) lmdb_detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s.path, "mdb_get", rc);
     value.assign(static_cast<const char*>(v.mv_data), v.mv_size);
     return true;
   }
@@ -1046,7 +1031,7 @@ class lmdb_backend {
                           ec.value());
     }
 
-    auto registration = detail::open_registration::acquire(canonical.string());
+    auto registration = lmdb_detail::open_registration::acquire(canonical.string());
     if (!registration) {
       throw locked_error(where + canonical.string() +
                              " is already open in this process; LMDB forbids a second handle on one "
@@ -1061,21 +1046,21 @@ class lmdb_backend {
     s->read_only = options.read_only;
 
     // A truncated or impossible data.mdb would crash the process once mapped: refuse it first.
-    detail::check_data_file(s->path);
+    lmdb_detail::check_data_file(s->path);
 
     int rc = ::mdb_env_create(&s->env);
     if (rc != MDB_SUCCESS) {
       s->env = nullptr;
-      detail::throw_status(where + "cannot create an LMDB environment handle", "mdb_env_create", rc);
+      lmdb_detail::throw_status(where + "cannot create an LMDB environment handle", "mdb_env_create", rc);
     }
-    ::mdb_env_set_assert(s->env, &detail::report_assert);
+    ::mdb_env_set_assert(s->env, &lmdb_detail::report_assert);
     if (rc = ::mdb_env_set_maxreaders(s->env, options.max_readers); rc != MDB_SUCCESS) {
-      detail::throw_status(where + "invalid lmdb_options::max_readers " + std::to_string(options.max_readers),
+      lmdb_detail::throw_status(where + "invalid lmdb_options::max_readers " + std::to_string(options.max_readers),
                            "mdb_env_set_maxreaders", rc);
     }
     const std::size_t wanted = round_up(options.map_size, default_page);
     if (rc = options.map_size == 0 ? EINVAL : ::mdb_env_set_mapsize(s->env, wanted); rc != MDB_SUCCESS) {
-      detail::throw_status(where + "invalid lmdb_options::map_size " + std::to_string(options.map_size),
+      lmdb_detail::throw_status(where + "invalid lmdb_options::map_size " + std::to_string(options.map_size),
                            "mdb_env_set_mapsize", rc);
     }
     const unsigned flags = MDB_NOTLS | (options.read_only ? MDB_RDONLY : 0u);
@@ -1084,17 +1069,17 @@ class lmdb_backend {
       ::mdb_env_close(s->env);  // required after a failed mdb_env_open
       s->env = nullptr;
       if (rc == EAGAIN || rc == EBUSY) {
-        throw locked_error(detail::lmdb_message(where + "the LMDB environment " + s->path + " is locked", rc),
+        throw locked_error(lmdb_detail::lmdb_message(where + "the LMDB environment " + s->path + " is locked", rc),
                            "mdb_env_open", rc);
       }
-      detail::throw_status(where + "cannot open the LMDB environment " + s->path, "mdb_env_open", rc);
+      lmdb_detail::throw_status(where + "cannot open the LMDB environment " + s->path, "mdb_env_open", rc);
     }
 
     int dead = 0;
     ::mdb_reader_check(s->env, &dead);  // frees reader slots of crashed processes
     MDB_stat stat;
     if (rc = ::mdb_env_stat(s->env, &stat); rc != MDB_SUCCESS) {
-      detail::throw_status(where + "cannot read the environment of " + s->path, "mdb_env_stat", rc);
+      lmdb_detail::throw_status(where + "cannot read the environment of " + s->path, "mdb_env_stat", rc);
     }
     s->page = stat.ms_psize != 0 ? stat.ms_psize : default_page;
 
@@ -1105,7 +1090,7 @@ class lmdb_backend {
       ::mdb_env_info(s->env, &info);
       if (info.me_mapsize < wanted) rc = ::mdb_env_set_mapsize(s->env, wanted);
     }
-    if (rc != MDB_SUCCESS) detail::throw_status(where + "cannot map " + s->path, "mdb_env_set_mapsize", rc);
+    if (rc != MDB_SUCCESS) lmdb_detail::throw_status(where + "cannot map " + s->path, "mdb_env_set_mapsize", rc);
     MDB_envinfo info;
     ::mdb_env_info(s->env, &info);
     s->map_size.store(info.me_mapsize, std::memory_order_relaxed);
@@ -1118,7 +1103,7 @@ class lmdb_backend {
       rc = ::mdb_txn_begin(s->env, nullptr, options.read_only ? MDB_RDONLY : 0u, &txn);
       if (rc == MDB_MAP_RESIZED && attempt < max_resize_retries) {
         if (rc = ::mdb_env_set_mapsize(s->env, 0); rc != MDB_SUCCESS) {
-          detail::throw_status(where + "cannot map " + s->path, "mdb_env_set_mapsize", rc);
+          lmdb_detail::throw_status(where + "cannot map " + s->path, "mdb_env_set_mapsize", rc);
         }
         continue;
       }
@@ -1127,13 +1112,13 @@ class lmdb_backend {
                           " are in use (MDB_READERS_FULL); release snapshots/cursors in other processes or "
                           "raise lmdb_options::max_readers");
       }
-      if (rc != MDB_SUCCESS) detail::throw_status(where + "cannot begin a transaction on " + s->path, "mdb_txn_begin", rc);
+      if (rc != MDB_SUCCESS) lmdb_detail::throw_status(where + "cannot begin a transaction on " + s->path, "mdb_txn_begin", rc);
       if (rc = ::mdb_dbi_open(txn, nullptr, 0, &s->dbi); rc != MDB_SUCCESS) {
         ::mdb_txn_abort(txn);
-        detail::throw_status(where + "cannot open the main database of " + s->path, "mdb_dbi_open", rc);
+        lmdb_detail::throw_status(where + "cannot open the main database of " + s->path, "mdb_dbi_open", rc);
       }
       if (rc = ::mdb_txn_commit(txn); rc != MDB_SUCCESS) {
-        detail::throw_status(where + "cannot open the main database of " + s->path, "mdb_txn_commit", rc);
+        lmdb_detail::throw_status(where + "cannot open the main database of " + s->path, "mdb_txn_commit", rc);
       }
       break;
     }

@@ -2,7 +2,7 @@
 //
 // store, store_snapshot, store_batch and store_transaction implement the typed API of
 // basic_reader/basic_writer (store.hpp) and scan_view (scan.hpp) through hooks (raw_get,
-// raw_cursor, emplace_op, max_key_size) that are not part of their public interface. Each class
+// raw_cursor, emplace_op, limits) that are not part of their public interface. Each class
 // befriends store_access, and the layers above call the hooks only through it, as range-v3 does
 // with range_access: users of the classes see no hook.
 //
@@ -40,10 +40,10 @@ struct store_access {
     s.emplace_op(kind, std::forward<KW>(kw), std::forward<VW>(vw));
   }
 
-  // The longest key the sink's backend accepts, in bytes.
+  // The limits of the sink's backend (backend.hpp, backend_limits).
   template <class Sink>
-  static std::size_t max_key_size(const Sink& s) {
-    return s.max_key_size();
+  static backend_limits limits(const Sink& s) {
+    return s.limits();
   }
 };
 

@@ -125,7 +125,7 @@ class leveldb_cursor {
     const ::leveldb::Status s = it_->status();
     if (!s.ok()) {
       valid_ = false;
-      detail::throw_leveldb_error(s, "keyschema::leveldb_backend: reading '" + *path_ + "' through a cursor",
+      leveldb_detail::throw_leveldb_error(s, "keyschema::leveldb_backend: reading '" + *path_ + "' through a cursor",
                                   "leveldb::Iterator");
     }
   }

@@ -73,9 +73,9 @@ struct leveldb_options {
   bool verify_checksums = true;
 
   // The largest key plus value of one write_batch operation this backend accepts; larger ones
-  // make write() throw limit_error. Also what max_key_size() reports. Values above
-  // leveldb_max_entry_bytes are lowered to it. A broker may set a small value to turn a
-  // runaway payload into an error instead of a multi-gigabyte record.
+  // make write() throw limit_error. Also what limits() reports as max_entry_bytes and
+  // max_key_bytes. Values above leveldb_max_entry_bytes are lowered to it. A broker may set a
+  // small value to turn a runaway payload into an error instead of a multi-gigabyte record.
   std::size_t max_entry_bytes = leveldb_max_entry_bytes;
 
   // The LevelDB environment (files, locks, background threads). nullptr: leveldb::Env::Default().

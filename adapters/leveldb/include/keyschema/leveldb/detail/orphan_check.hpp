@@ -20,7 +20,7 @@
 #include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace detail {
+namespace leveldb_detail {
 
 // True for the names of the LevelDB files that hold data: "<digits>.log", "<digits>.ldb" and
 // "<digits>.sst". A MANIFEST-<n> alone holds no data (LevelDB writes it, then CURRENT, when it
@@ -57,5 +57,5 @@ inline void refuse_database_without_current(::leveldb::Env& env, const std::stri
   }
 }
 
-}  // namespace detail
+}  // namespace leveldb_detail
 KEYSCHEMA_END_NAMESPACE

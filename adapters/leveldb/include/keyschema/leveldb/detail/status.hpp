@@ -16,7 +16,7 @@
 #include <string_view>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace detail {
+namespace leveldb_detail {
 
 // LevelDB's status kinds (leveldb::Status::Code, which LevelDB keeps private), reported as
 // backend_error::native_code().
@@ -56,5 +56,5 @@ inline bool leveldb_is_lock_conflict(const ::leveldb::Status& s) {
   throw backend_error(context + ": " + s.ToString(), native_call, leveldb_code(s));
 }
 
-}  // namespace detail
+}  // namespace leveldb_detail
 KEYSCHEMA_END_NAMESPACE

@@ -44,7 +44,7 @@
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace detail {
+namespace leveldb_detail {
 
 // The file name part of path (after the last '/').
 inline std::string_view leveldb_base_name(std::string_view path) noexcept {
@@ -169,5 +169,5 @@ class syncing_env final : public ::leveldb::EnvWrapper {
   ::leveldb::Status error_;
 };
 
-}  // namespace detail
+}  // namespace leveldb_detail
 KEYSCHEMA_END_NAMESPACE

@@ -42,7 +42,7 @@
 #include <thread>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace detail {
+namespace lmdb_detail {
 
 namespace lmdb_layout {
 
@@ -218,5 +218,5 @@ inline void report_assert(MDB_env* env, const char* msg) noexcept {
   std::fflush(stderr);
 }
 
-}  // namespace detail
+}  // namespace lmdb_detail
 KEYSCHEMA_END_NAMESPACE

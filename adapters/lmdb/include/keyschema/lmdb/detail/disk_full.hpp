@@ -20,7 +20,7 @@
 #include <string>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace detail {
+namespace lmdb_detail {
 
 // Free space below which an EIO from a commit is reported as a full disk. A commit that failed
 // with a short write has just used the last free blocks, so what is left is far below this.
@@ -43,5 +43,5 @@ inline std::optional<std::string> disk_full(const std::string& dir, int rc) {
   return std::to_string(free_bytes) + " bytes free on the file system of " + dir;
 }
 
-}  // namespace detail
+}  // namespace lmdb_detail
 KEYSCHEMA_END_NAMESPACE

@@ -24,7 +24,7 @@
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace detail {
+namespace lmdb_detail {
 
 class open_registration {
  public:
@@ -75,5 +75,5 @@ class open_registration {
   std::optional<std::string> key_;
 };
 
-}  // namespace detail
+}  // namespace lmdb_detail
 KEYSCHEMA_END_NAMESPACE

@@ -17,7 +17,7 @@
 #include <string_view>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace detail {
+namespace lmdb_detail {
 
 // "<what>: <LMDB's text for rc>". mdb_strerror returns a static string for LMDB's codes and
 // strerror()'s text for errno values.
@@ -35,5 +35,5 @@ inline std::string lmdb_message(std::string_view what, int rc) {
   throw backend_error(lmdb_message(what, rc), native_call, rc);
 }
 
-}  // namespace detail
+}  // namespace lmdb_detail
 KEYSCHEMA_END_NAMESPACE

@@ -22,7 +22,7 @@
 #include <mutex>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace detail {
+namespace lmdb_detail {
 
 class txn_gate {
  public:
@@ -109,5 +109,5 @@ class txn_gate {
   bool poisoned_ = false;
 };
 
-}  // namespace detail
+}  // namespace lmdb_detail
 KEYSCHEMA_END_NAMESPACE

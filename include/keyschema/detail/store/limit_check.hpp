@@ -1,0 +1,94 @@
+// keyschema/detail/store/limit_check.hpp: the store's checks of a backend's limits (store internals).
+//
+// keyschema::store checks every typed operation as it is encoded (key, value, entry) and every
+// batch before it reaches the engine (operations and bytes per atomic write) against the
+// backend's backend_limits, so that the limit_error names the keyspace, the limit, the size and
+// the maximum, and nothing is added or written. The adapters keep their own checks as a second
+// line for byte-level batches. Also: the size of a bounded range-erase chunk.
+//
+// Thread-safety: stateless functions.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace detail {
+
+[[noreturn]] inline void throw_entry_limit(std::string_view keyspace, const char* what, std::size_t size,
+                                           const char* limit_name, std::size_t limit) {
+  throw limit_error("keyschema: keyspace '" + std::string(keyspace) + "': encoded " + what + " is " +
+                    std::to_string(size) + " bytes, longer than the backend's maximum " + what + " size of " +
+                    std::to_string(limit) + " bytes (backend_limits::" + limit_name +
+                    "); shorten it. Nothing was added");
+}
+
+// Checks the encoded key of one operation of keyspace `keyspace`: key_bytes against
+// max_key_bytes, and against max_entry_bytes (an erase counts its key alone; a put's entry is
+// checked again with its value by check_value_limit).
+// Errors: limit_error naming the keyspace, the limit, the size and the maximum.
+inline void check_key_limit(std::string_view keyspace, const backend_limits& l, std::size_t key_bytes) {
+  if (key_bytes > l.max_key_bytes) throw_entry_limit(keyspace, "key", key_bytes, "max_key_bytes", l.max_key_bytes);
+  if (key_bytes > l.max_entry_bytes) {
+    throw_entry_limit(keyspace, "entry (key + value)", key_bytes, "max_entry_bytes", l.max_entry_bytes);
+  }
+}
+
+// Checks the encoded value of one put: value_bytes against max_value_bytes, and key_bytes +
+// value_bytes against max_entry_bytes. Errors: limit_error as above.
+inline void check_value_limit(std::string_view keyspace, const backend_limits& l, std::size_t key_bytes,
+                              std::size_t value_bytes) {
+  if (value_bytes > l.max_value_bytes) {
+    throw_entry_limit(keyspace, "value", value_bytes, "max_value_bytes", l.max_value_bytes);
+  }
+  if (value_bytes > l.max_entry_bytes || key_bytes > l.max_entry_bytes - value_bytes) {
+    throw_entry_limit(keyspace, "entry (key + value)", key_bytes + value_bytes, "max_entry_bytes",
+                      l.max_entry_bytes);
+  }
+}
+
+// Checks a whole batch before it is written: its operation count against max_ops_per_write and
+// its bytes (write_batch::byte_size) against max_bytes_per_write. keyspaces() returns the names
+// of the keyspaces the batch touches, for the message (called only on error).
+// Errors: limit_error naming the keyspaces, the limit, the size and the maximum.
+template <class KeyspaceNames>
+void check_batch_limits(const backend_limits& l, const write_batch& b, KeyspaceNames&& keyspaces) {
+  const char* limit_name = nullptr;
+  std::string size, limit;
+  if (b.size() > l.max_ops_per_write) {
+    limit_name = "max_ops_per_write";
+    size = std::to_string(b.size()) + " operations";
+    limit = std::to_string(l.max_ops_per_write) + " operations";
+  } else if (b.byte_size() > l.max_bytes_per_write) {
+    limit_name = "max_bytes_per_write";
+    size = std::to_string(b.byte_size()) + " bytes of keys and values";
+    limit = std::to_string(l.max_bytes_per_write) + " bytes";
+  } else {
+    return;
+  }
+  throw limit_error("keyschema::store: a batch of keyspace(s) " + std::string(keyspaces()) + " holds " + size +
+                    ", more than the backend's maximum of " + limit + " per atomic write (backend_limits::" +
+                    limit_name + "); split it into smaller batches or transactions. Nothing was written");
+}
+
+// The number of keys one chunk of a bounded range erase may hold: at most cap (the store's
+// erase_chunk) and max_ops_per_write; never less than one. max_bytes_per_write is checked key by
+// key while a chunk fills (erase_chunk_fits).
+inline std::size_t erase_chunk_ops(const backend_limits& l, std::size_t cap) {
+  return std::max<std::size_t>(1, std::min(cap, l.max_ops_per_write));
+}
+// Whether a chunk of chunk_bytes key bytes may take one more key of key_bytes (the first key
+// always fits: a key longer than the limit was refused when it was written).
+inline bool erase_chunk_fits(const backend_limits& l, std::size_t chunk_bytes, std::size_t key_bytes) {
+  return chunk_bytes == 0 || (key_bytes <= l.max_bytes_per_write && chunk_bytes <= l.max_bytes_per_write - key_bytes);
+}
+
+}  // namespace detail
+KEYSCHEMA_END_NAMESPACE
