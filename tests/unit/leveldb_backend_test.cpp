@@ -18,6 +18,7 @@
 #include <leveldb/options.h>
 
 #include <support/temp_dir.hpp>
+#include <support/thrown.hpp>
 
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -82,19 +83,8 @@ void erase(Backend& b, std::string_view key) {
   b.write(wb, {});
 }
 
-// The exception of type E thrown by f, or nullopt when f returns normally (another exception
-// type propagates and fails the test with its message).
-template <class E, class F>
-std::optional<E> thrown(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-bool contains(std::string_view haystack, std::string_view needle) { return haystack.find(needle) != std::string_view::npos; }
+using keyschema::testing::contains;
+using keyschema::testing::thrown;
 
 // Small options so that a test touches table files, not only the memtable.
 leveldb_options small_options() {

@@ -12,6 +12,7 @@
 #include <keyschema/write_batch.hpp>
 
 #include <support/temp_dir.hpp>
+#include <support/thrown.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -89,17 +90,8 @@ void overwrite(const fs::path& p, std::uint64_t offset, std::string_view bytes) 
   REQUIRE(f);
 }
 
-template <class E, class F>
-std::optional<E> thrown(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e;
-  }
-  return std::nullopt;
-}
-
-bool contains(std::string_view haystack, std::string_view needle) { return haystack.find(needle) != std::string_view::npos; }
+using keyschema::testing::contains;
+using keyschema::testing::thrown;
 
 // Opening path with o fails with a corruption error of leveldb::DB::Open naming the path.
 void require_open_corruption(const fs::path& path, const leveldb_options& o = {}) {

@@ -6,11 +6,10 @@
 // acknowledged commit is readable after reopening, and that nothing of the failed one is. Where
 // no tmpfs can be mounted it prints "KEYSCHEMA-SKIP: ..." and CTest reports it skipped.
 #include <keyschema/lmdb.hpp>
+#include <support/scratch_tmpfs.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
-
-#include <sys/mount.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -20,39 +19,17 @@
 #include <string>
 
 namespace ks = keyschema;
+using ks::testing::scratch_tmpfs;
 using ks::testing::temp_dir;
 
 namespace {
-
-// A tmpfs of `size` mounted on a fresh directory, unmounted at scope exit.
-class small_tmpfs {
- public:
-  explicit small_tmpfs(const std::string& size) : dir_("lmdb-tmpfs") {
-    const std::string opts = "size=" + size + ",mode=0755";
-    mounted_ = ::mount("tmpfs", dir_.path().c_str(), "tmpfs", 0, opts.c_str()) == 0;
-    if (!mounted_) why_ = std::strerror(errno);
-  }
-  small_tmpfs(const small_tmpfs&) = delete;
-  small_tmpfs& operator=(const small_tmpfs&) = delete;
-  ~small_tmpfs() {
-    if (mounted_) ::umount2(dir_.path().c_str(), MNT_DETACH);
-  }
-  bool mounted() const noexcept { return mounted_; }
-  const std::string& why() const noexcept { return why_; }
-  const std::filesystem::path& path() const noexcept { return dir_.path(); }
-
- private:
-  temp_dir dir_;
-  bool mounted_ = false;
-  std::string why_;
-};
 
 std::string key_of(int i) { return "k" + std::to_string(100000 + i); }
 
 }  // namespace
 
 TEST_CASE("lmdb: a full disk says so; acknowledged commits survive, the failed one left nothing", "[lmdb][diskfull]") {
-  small_tmpfs fs("1m");
+  scratch_tmpfs fs("1m");
   if (!fs.mounted()) {
     std::printf("KEYSCHEMA-SKIP: cannot mount a tmpfs to fill (%s; needs root or CAP_SYS_ADMIN); disk-full "
                 "reporting was not checked\n",

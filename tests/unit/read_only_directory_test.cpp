@@ -9,11 +9,9 @@
 #include <keyschema/keyschema.hpp>
 #include <keyschema/leveldb.hpp>
 #include <keyschema/lmdb.hpp>
-#include <support/temp_dir.hpp>
+#include <support/scratch_tmpfs.hpp>
 
 #include <catch2/catch.hpp>
-
-#include <sys/mount.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -23,40 +21,12 @@
 #include <string>
 
 namespace ks = keyschema;
-using ks::testing::temp_dir;
+using ks::testing::scratch_tmpfs;
 
 namespace {
 
 using record = ks::keyspace<"record", std::string, ks::lit<"R">, ks::field<"id", std::uint64_t>>;
 using ro_schema = ks::schema<record>;
-
-// A tmpfs mounted on a fresh directory, unmounted at scope exit.
-class scratch_fs {
- public:
-  scratch_fs() : dir_("ro-tmpfs") {
-    mounted_ = ::mount("tmpfs", dir_.path().c_str(), "tmpfs", 0, "size=16m,mode=0755") == 0;
-    if (!mounted_) why_ = std::strerror(errno);
-  }
-  scratch_fs(const scratch_fs&) = delete;
-  scratch_fs& operator=(const scratch_fs&) = delete;
-  ~scratch_fs() {
-    if (mounted_) ::umount2(dir_.path().c_str(), MNT_DETACH);
-  }
-  bool mounted() const noexcept { return mounted_; }
-  const std::string& why() const noexcept { return why_; }
-  const std::filesystem::path& path() const noexcept { return dir_.path(); }
-  // Remounts read-only (true) or read-write (false).
-  void set_read_only(bool ro) {
-    unsigned long flags = MS_REMOUNT;
-    if (ro) flags |= MS_RDONLY;
-    REQUIRE(::mount("tmpfs", dir_.path().c_str(), "tmpfs", flags, "size=16m,mode=0755") == 0);
-  }
-
- private:
-  temp_dir dir_;
-  bool mounted_ = false;
-  std::string why_;
-};
 
 template <class Backend>
 void fill(const std::filesystem::path& p) {
@@ -77,7 +47,7 @@ void check_all_present(const std::filesystem::path& p) {
 
 template <class Backend>
 void check_read_only_refused(const char* engine) {
-  scratch_fs fs;
+  scratch_tmpfs fs("16m");
   if (!fs.mounted()) {
     std::printf("KEYSCHEMA-SKIP: cannot mount a tmpfs (%s; needs root or CAP_SYS_ADMIN); read-only file systems "
                 "were not checked\n",
@@ -88,7 +58,7 @@ void check_read_only_refused(const char* engine) {
   const auto existing = fs.path() / "existing";
   const auto fresh = fs.path() / "fresh";
   fill<Backend>(existing);
-  fs.set_read_only(true);
+  REQUIRE(fs.set_read_only(true));
 
   SECTION(std::string(engine) + ": an existing database") {
     try {
@@ -110,7 +80,7 @@ void check_read_only_refused(const char* engine) {
     CHECK_FALSE(std::filesystem::exists(fresh));
   }
 
-  fs.set_read_only(false);
+  REQUIRE(fs.set_read_only(false));
   check_all_present<Backend>(existing);
 }
 
