@@ -95,7 +95,8 @@ inline bool engine_file_name(std::string_view n) noexcept {
 // SQLite, each once (with the file that shows it: CURRENT for LevelDB when present, else the
 // first file seen). When `path` is a regular file, only the SQLite check applies to it. Empty
 // when `path` does not exist, is an empty directory, or holds only files of no engine above.
-// The SQLite header is read from at most 64 files whose names no engine above uses.
+// The SQLite header (16 bytes) is read from every regular file whose name no engine above uses,
+// however many there are: an SQLite database among thousands of other files is still found.
 // Errors: none thrown; unreadable entries are skipped (the engine's own open reports them).
 // Lifetime: the result owns its strings.
 inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& path) {
@@ -112,8 +113,6 @@ inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& p
 
   std::string leveldb, lmdb, rocksdb, sqlite;
   bool current = false, identity = false;
-  std::size_t headers_read = 0;
-  constexpr std::size_t max_headers = 64;  // a directory of thousands of foreign files: the first 64 tell
   for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     const std::string_view n = name;
@@ -127,8 +126,7 @@ inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& p
     if (n == "CURRENT") leveldb = name;  // the file LevelDB itself looks for: the clearest evidence
     if (n.substr(0, 9) == "MANIFEST-" || (n.size() > 4 && n.substr(n.size() - 4) == ".ldb")) first(leveldb);
     std::error_code fec;
-    if (sqlite.empty() && !detail::engine_file_name(n) && headers_read < max_headers && it->is_regular_file(fec)) {
-      ++headers_read;
+    if (sqlite.empty() && !detail::engine_file_name(n) && it->is_regular_file(fec)) {
       if (detail::starts_with_sqlite_header(it->path())) sqlite = name;
     }
   }

@@ -45,6 +45,15 @@ class limit_error : public error {
   using error::error;
 };
 
+// A key given as field values names a key no key of its keyspace can be: an integer outside its
+// field's range (300 for a std::uint8_t field, -1 for an unsigned one). what() names the keyspace,
+// the field, the value and the range. Nothing was read or written. Remedy: check the value before
+// building the key; a scan bound or prefix may be any integer (it orders against every key).
+class key_error : public error {
+ public:
+  using error::error;
+};
+
 // The storage engine reported a failure. native_call() is the engine function that failed (for
 // example "leveldb::DB::Open", "mdb_txn_commit"), native_code() its return code where it has one
 // (0 otherwise), and what() includes the engine's own status text.

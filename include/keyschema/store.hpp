@@ -37,9 +37,11 @@
 #include <keyschema/detail/store/overlay_cursor.hpp>
 #include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
+#include <keyschema/detail/store/live_handles.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
+#include <keyschema/key_arg.hpp>
 #include <keyschema/scan.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/value_codec.hpp>
@@ -89,26 +91,27 @@ constexpr bool check_keyspace() {
 template <class Derived, class Schema>
 class basic_reader {
  public:
-  // The value stored under key in keyspace KS, or std::nullopt.
-  // Errors: decode_error when the stored value does not decode (names keyspace and key);
+  // The value stored under key in keyspace KS, or std::nullopt. key: the typed key or its field
+  // values (key_arg.hpp). Errors: decode_error when the stored value does not decode (names
+  // keyspace and key); key_error when a field value is an integer outside its field's range;
   // backend_error from the engine.
   template <class KS>
-  std::optional<typename KS::value_type> get(const typename KS::key_type& key) const {
+  std::optional<typename KS::value_type> get(const key_arg<KS>& key) const {
     static_assert(check_keyspace<Schema, KS>());
     thread_local std::string k, v;
     k.clear();
-    key_codec<KS>::encode(k, key);
+    key.encode(k);
     if (!store_access::raw_get(self(), k, v)) return std::nullopt;
     return decode_value<KS>(k, v);
   }
 
-  // Whether key exists in keyspace KS. Errors: backend_error.
+  // Whether key exists in keyspace KS. Errors: key_error (as get), backend_error.
   template <class KS>
-  bool contains(const typename KS::key_type& key) const {
+  bool contains(const key_arg<KS>& key) const {
     static_assert(check_keyspace<Schema, KS>());
     thread_local std::string k, v;
     k.clear();
-    key_codec<KS>::encode(k, key);
+    key.encode(k);
     return store_access::raw_get(self(), k, v);
   }
 
@@ -139,9 +142,10 @@ class basic_writer {
   // Stores value under key in keyspace KS (replacing any previous value) when the batch or
   // transaction commits. Errors: limit_error when the encoded key, value or key + value is
   // longer than the backend accepts (backend_limits; names the keyspace, the limit, the size and
-  // the maximum); nothing is added then.
+  // the maximum); key_error when a field value is an integer outside its field's range
+  // (key_arg.hpp); nothing is added then.
   template <class KS>
-  void put(const typename KS::key_type& key, const typename KS::value_type& value) {
+  void put(const key_arg<KS>& key, const typename KS::value_type& value) {
     static_assert(check_keyspace<Schema, KS>());
     std::size_t key_bytes = 0;
     store_access::emplace_op(
@@ -154,8 +158,9 @@ class basic_writer {
   }
 
   // Erases key from keyspace KS when the batch or transaction commits (a missing key is fine).
+  // Errors: key_error (as put); nothing is added then.
   template <class KS>
-  void erase(const typename KS::key_type& key) {
+  void erase(const key_arg<KS>& key) {
     static_assert(check_keyspace<Schema, KS>());
     store_access::emplace_op(
         self(), write_batch::op_kind::erase, [&](std::string& b) { encode_checked<KS>(b, key); },
@@ -164,9 +169,9 @@ class basic_writer {
 
  private:
   template <class KS>
-  std::size_t encode_checked(std::string& b, const typename KS::key_type& key) const {
+  std::size_t encode_checked(std::string& b, const key_arg<KS>& key) const {
     const std::size_t mark = b.size();
-    key_codec<KS>::encode(b, key);
+    key.encode(b);
     const std::size_t n = b.size() - mark;
     check_key_limit(KS::name, store_access::limits(self()), n);
     return n;
@@ -192,7 +197,8 @@ struct transaction_state<Backend, true> {
 }  // namespace detail
 
 // A consistent, read-only view of a store: every read through it sees the database as of
-// store::snapshot(). REQUIRES: the store outlives the snapshot and every scan made from it.
+// store::snapshot(). REQUIRES: the store outlives the snapshot and every scan made from it
+// (checked when the store is destroyed: see ~store). A snapshot's scans may outlive the snapshot.
 // Thread-safety: const members may be called from several threads at once.
 template <class Schema, class Backend>
 class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backend>, Schema> {
@@ -200,11 +206,16 @@ class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backen
   friend class store<Schema, Backend>;
   friend detail::store_access;
   bool raw_get(std::string_view key, std::string& value) const { return backend_->get(key, value, &snap_); }
-  typename Backend::cursor_type raw_cursor(const key_range& r) const { return backend_->cursor(r, &snap_); }
+  detail::counted_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
+    return {backend_->cursor(r, &snap_), live_};
+  }
 
-  store_snapshot(const Backend* b, typename Backend::snapshot_type s) : backend_(b), snap_(std::move(s)) {}
+  store_snapshot(const Backend* b, typename Backend::snapshot_type s, const detail::live_count* live)
+      : backend_(b), snap_(std::move(s)), live_(live), handle_(live, detail::live_kind::snapshot) {}
   const Backend* backend_;
   typename Backend::snapshot_type snap_;
+  const detail::live_count* live_;  // the store's: its cursors count there too
+  detail::live_handle handle_;
 };
 
 // An atomic group of puts and erases across keyspaces, applied by commit() all together or not
@@ -235,9 +246,10 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   }
   backend_limits limits() const { return store_->backend().limits(); }
 
-  explicit store_batch(store<Schema, Backend>* s) : store_(s) {}
+  explicit store_batch(store<Schema, Backend>* s) : store_(s), handle_(&s->live_, detail::live_kind::batch) {}
   store<Schema, Backend>* store_;
   write_batch ops_;
+  detail::live_handle handle_;
 };
 
 // A write transaction: it holds the store's writer lock from its creation, reads the state as of
@@ -366,9 +378,10 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       return store_->backend().get(key, value, &*state_);
     }
   }
-  detail::overlay_cursor<base_cursor_type> raw_cursor(const key_range& r) const {
+  detail::counted_cursor<detail::overlay_cursor<base_cursor_type>> raw_cursor(const key_range& r) const {
     require_open();
-    return detail::overlay_cursor<base_cursor_type>(base_cursor(store_->backend(), *state_, r), pending_, r);
+    return {detail::overlay_cursor<base_cursor_type>(base_cursor(store_->backend(), *state_, r), pending_, r),
+            &store_->live_};
   }
   template <class KW, class VW>
   void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
@@ -388,7 +401,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   friend class store<Schema, Backend>;
   // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
   store_transaction(store<Schema, Backend>* s, std::unique_lock<std::mutex> lock)
-      : store_(s), lock_(std::move(lock)), state_(begin(s->backend())) {}
+      : store_(s), lock_(std::move(lock)), state_(begin(s->backend())), handle_(&s->live_, detail::live_kind::transaction) {}
 
   static state_type begin(Backend& b) {
     if constexpr (native_) {
@@ -414,6 +427,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   std::optional<state_type> state_;  // engaged while the transaction is open
   detail::pending_map pending_;
   std::string key_buf_;
+  detail::live_handle handle_;
 };
 
 template <class Schema, class Backend>
@@ -475,13 +489,24 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   }
   store(const store&) = delete;
   store& operator=(const store&) = delete;
+  // Closes the database. REQUIRES: no snapshot, batch, transaction or scan cursor (an iterator of
+  // a scan, or a scan being iterated) made from this store is alive. Destroying the store while one
+  // is alive would leave it pointing at a closed engine, so it prints one line to stderr naming
+  // what is alive ("... destroyed while 1 snapshot and 2 scan cursors made from it are alive ...")
+  // and calls std::abort() instead. Remedy: declare the store before (so it is destroyed after)
+  // everything made from it, or end those first.
+  ~store() {
+    live_.check_none_alive(where(),
+                           "declare the store before everything made from it, or end its snapshots, batches, "
+                           "transactions and scans before destroying it");
+  }
 
   // The backend, for its own options and tools (compaction, statistics, native handles).
   Backend& backend() noexcept { return backend_; }
   const Backend& backend() const noexcept { return backend_; }
 
   // A consistent view of the database as of now. REQUIRES: the store outlives it.
-  snapshot_type snapshot() const { return snapshot_type(&backend_, backend_.snapshot()); }
+  snapshot_type snapshot() const { return snapshot_type(&backend_, backend_.snapshot(), &live_); }
 
   // An empty batch bound to this store. REQUIRES: the store outlives it.
   batch_type batch() { return batch_type(this); }
@@ -500,9 +525,10 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     return tx;
   }
 
-  // Single-operation writes: each is its own atomic commit.
+  // Single-operation writes: each is its own atomic commit. Errors: those of basic_writer's put
+  // and erase (limit_error, key_error: nothing written) and of write().
   template <class KS>
-  void put(const typename KS::key_type& key, const typename KS::value_type& value, const write_options& opts = {}) {
+  void put(const key_arg<KS>& key, const typename KS::value_type& value, const write_options& opts = {}) {
     auto lk = lock_writer();
     scratch_.clear();
     detail::basic_writer<one_op, Schema>& w = scratch_writer_;
@@ -511,7 +537,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     backend_.write(scratch_, opts);
   }
   template <class KS>
-  void erase(const typename KS::key_type& key, const write_options& opts = {}) {
+  void erase(const key_arg<KS>& key, const write_options& opts = {}) {
     auto lk = lock_writer();
     scratch_.clear();
     detail::basic_writer<one_op, Schema>& w = scratch_writer_;
@@ -577,11 +603,14 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
 
  private:
   friend class store_transaction<Schema, Backend>;
+  friend class store_batch<Schema, Backend>;
   friend detail::store_access;
 
   // Reader hooks (see basic_reader): the latest committed state.
   bool raw_get(std::string_view key, std::string& value) const { return backend_.get(key, value, nullptr); }
-  typename Backend::cursor_type raw_cursor(const key_range& r) const { return backend_.cursor(r, nullptr); }
+  detail::counted_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
+    return {backend_.cursor(r, nullptr), &live_};
+  }
 
   // The writer used by put/erase: encodes into scratch_.
   struct one_op : detail::basic_writer<one_op, Schema> {
@@ -709,6 +738,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   }
 
   Backend backend_;
+  detail::live_count live_;  // what is alive of what was made from this store (see ~store)
   std::mutex writer_mu_;
   std::atomic<std::thread::id> writer_{};  // the thread holding an open transaction, if any
   write_batch scratch_;

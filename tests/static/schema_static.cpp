@@ -271,6 +271,9 @@ static_assert(!has_read_hooks<store_t> && !has_read_hooks<snapshot_t> && !has_re
               "raw_get/raw_cursor must stay private (reached through detail::store_access)");
 static_assert(!has_write_hooks<batch_t> && !has_write_hooks<transaction_t>,
               "emplace_op/limits must stay private (reached through detail::store_access)");
-static_assert(std::is_same_v<ks::detail::raw_cursor_t<store_t>, ks::memory_backend::cursor_type>);
+// The store's cursors count as alive scan cursors of the store (see ~store) and are the backend's
+// cursors otherwise.
+static_assert(std::is_same_v<ks::detail::raw_cursor_t<store_t>, ks::detail::counted_cursor<ks::memory_backend::cursor_type>>);
+static_assert(std::is_base_of_v<ks::memory_backend::cursor_type, ks::detail::raw_cursor_t<store_t>>);
 
 }  // namespace

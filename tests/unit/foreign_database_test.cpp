@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -135,6 +136,31 @@ TEST_CASE("the engine probe names what it finds", "[foreign][probe]") {
   write_file(lite / "app.db", std::string("SQLite format 3\0", 16) + std::string(100, '\0'));
   CHECK(engines(lite) == v{"SQLite:app.db"});
   CHECK(engines(lite / "app.db") == v{"SQLite:" + (lite / "app.db").string()});
+}
+
+TEST_CASE("an SQLite database among thousands of other files is still found", "[foreign][probe]") {
+  // The probe once read the header of the first 64 unknown files only: an SQLite database listed
+  // after them was missed, and an adapter would have opened its own database next to it.
+  ks::testing::temp_dir dir("crowd");
+  const fs::path crowd = dir / "crowd";
+  fs::create_directory(crowd);
+  for (int i = 0; i < 2000; ++i) write_file(crowd / ("note-" + std::to_string(i) + ".txt"), "not a database");
+  write_file(crowd / "zz-last.db", std::string("SQLite format 3\0", 16) + std::string(100, '\0'));
+  const auto found = ks::probe_engines(crowd);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].engine == ks::storage_engine::sqlite);
+  CHECK(found[0].file == "zz-last.db");
+  const auto e = [&]() -> std::optional<ks::wrong_engine_error> {
+    try {
+      ks::lmdb_backend m(crowd);
+    } catch (const ks::wrong_engine_error& w) {
+      return w;
+    }
+    return std::nullopt;
+  }();
+  REQUIRE(e);
+  CHECK(std::string(e->what()).find("SQLite") != std::string::npos);
+  CHECK_FALSE(fs::exists(crowd / "data.mdb"));
 }
 
 TEST_CASE("an adapter refuses another engine's directory and creates nothing in it", "[foreign][engine]") {

@@ -7,6 +7,7 @@
 // assertions can catch must abort with a message naming the database (checked in a child).
 #include <keyschema/keyschema.hpp>
 #include <keyschema/lmdb.hpp>
+#include <support/child_process.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -28,6 +29,8 @@
 
 namespace ks = keyschema;
 namespace fs = std::filesystem;
+using ks::testing::in_child;
+using ks::testing::outcome;
 using ks::testing::temp_dir;
 
 namespace {
@@ -35,47 +38,6 @@ namespace {
 using record = ks::keyspace<"record", std::string, ks::lit<"R">, ks::field<"n", std::uint32_t>>;
 using schema = ks::schema<record>;
 using lmdb_store = ks::store<schema, ks::lmdb_backend>;
-
-// How a child ended: exit code or signal, and what it wrote to stderr.
-struct outcome {
-  bool exited = false;
-  int code = -1;
-  int signal = 0;
-  std::string err;
-};
-
-// Runs body in a forked child with stderr captured; the child exits 0 when body returns.
-outcome in_child(const std::function<void()>& body) {
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::dup2(fds[1], 2);
-    for (const int sig : {SIGABRT, SIGBUS, SIGSEGV, SIGILL, SIGFPE}) std::signal(sig, SIG_DFL);  // not Catch2's
-    try {
-      body();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "exception: %s\n", e.what());
-      std::fflush(stderr);
-      ::_exit(3);
-    }
-    std::fflush(stderr);
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  outcome o;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) o.err.append(buf, static_cast<std::size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  o.exited = WIFEXITED(status);
-  if (o.exited) o.code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) o.signal = WTERMSIG(status);
-  return o;
-}
 
 // A database of `count` records of 100 bytes (several pages).
 void fill(const fs::path& env, std::uint32_t count) {

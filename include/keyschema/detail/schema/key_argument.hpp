@@ -1,5 +1,5 @@
 // keyschema/detail/schema/key_argument.hpp: how a value passed for a key field (a scan prefix value, a
-// scan bound, an erase_prefix value) is written into the key.
+// scan bound, an erase_prefix value, a field of a key given to get/put/erase) is written into the key.
 //
 // An argument of another type than the field's is accepted only when the bytes written mean the
 // same value as in the field, so that prefixes and bounds select exactly the keys a key of that
@@ -19,8 +19,12 @@
 //     desc / optional / tuple of such values, std::nullopt for an optional), element by element;
 //   - any other type that converts implicitly to the field's type (as keys do), except numbers
 //     and std::chrono values, which convert only as above.
+// Whole keys given as field values (key_arg, key_arg.hpp: store get/put/erase/contains) follow the
+// same rules, except that an integer outside the field's range cannot be a key of the keyspace:
+// key_arg throws key_error for it (argument_fits) instead of writing another key.
 // Everything else is a compile error at the public entry point (scan, erase_prefix, the bound
-// members of scan_view) naming the keyspace, the field, the argument type and the field type:
+// members of scan_view, key_arg's constructor) naming the keyspace, the field, the argument type
+// and the field type:
 // a lossy conversion (a finer chrono unit, a floating value for an integer field, double for a
 // float field, an integer the floating type cannot hold, bool mixed with numbers) or no
 // conversion at all. A codec name shared by two types says nothing about their values (a
@@ -232,25 +236,89 @@ struct unconvertible_key_argument {
   static constexpr bool value = false;
 };
 
+template <fixed_string Keyspace, fixed_string Field, class Argument, class FieldType>
+struct lossy_key_value {
+  static_assert(always_false_type<Argument>,
+                "keyschema::key_arg: a value given for a key field (see Keyspace, Field, Argument and FieldType in "
+                "this instantiation) would be converted lossily (a finer std::chrono unit such as "
+                "system_clock::now() for a millisecond field, a floating value for an integer field, double for "
+                "float, an integer the floating type cannot hold exactly, or bool mixed with numbers); convert it "
+                "explicitly to the field's type first: std::chrono::floor/ceil/round/time_point_cast for times");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Keyspace, fixed_string Field, class Argument, class FieldType>
+struct unconvertible_key_value {
+  static_assert(always_false_type<Argument>,
+                "keyschema::key_arg: a value given for a key field (see Keyspace, Field, Argument and FieldType in "
+                "this instantiation) does not convert to the field's type (another clock, a bare count for a "
+                "std::chrono field, an unrelated type); pass a value of the field's type (see keyspace::key_type)");
+  static constexpr bool value = false;
+};
+
 }  // namespace diagnostic
 
 namespace detail {
 
+// What a field argument is for: a scan prefix or bound, or a whole key (store get/put/...).
+enum class arg_use { scan, key };
+
 // True when an argument of type P may be written for field I of keyspace KS; otherwise
-// instantiates the diagnostic naming the keyspace, the field and both types. Call it in a
+// instantiates the diagnostic of Use naming the keyspace, the field and both types. Call it in a
 // static_assert at the public entry point.
-template <class KS, std::size_t I, class P>
+template <class KS, std::size_t I, class P, arg_use Use = arg_use::scan>
 constexpr bool check_field_argument() {
   using F = typename KS::template field_at<I>;
   using T = typename F::type;
   using D = std::remove_cvref_t<P>;
   constexpr arg_kind k = arg_kind_of<T, D>();
-  if constexpr (k == arg_kind::lossy)
-    return diagnostic::lossy_key_argument<KS::name_string, F::name_string, D, T>::value;
-  else if constexpr (k == arg_kind::unrelated)
-    return diagnostic::unconvertible_key_argument<KS::name_string, F::name_string, D, T>::value;
-  else
+  if constexpr (k == arg_kind::lossy) {
+    if constexpr (Use == arg_use::key)
+      return diagnostic::lossy_key_value<KS::name_string, F::name_string, D, T>::value;
+    else
+      return diagnostic::lossy_key_argument<KS::name_string, F::name_string, D, T>::value;
+  } else if constexpr (k == arg_kind::unrelated) {
+    if constexpr (Use == arg_use::key)
+      return diagnostic::unconvertible_key_value<KS::name_string, F::name_string, D, T>::value;
+    else
+      return diagnostic::unconvertible_key_argument<KS::name_string, F::name_string, D, T>::value;
+  } else {
     return true;
+  }
+}
+
+// Whether the value p for a field of type T is one the field can hold: false only for an integer
+// (arg_kind::own_integer, also inside desc/optional/tuple) outside T's range. Every other
+// accepted argument converts losslessly by construction.
+template <class T, class D>
+constexpr bool argument_fits(const D& p) noexcept {
+  constexpr arg_kind k = arg_kind_of<T, D>();
+  if constexpr (k == arg_kind::own_integer) {
+    if constexpr (std::is_enum_v<D>)
+      return std::in_range<T>(static_cast<std::underlying_type_t<D>>(p));
+    else
+      return std::in_range<T>(p);
+  } else if constexpr (k == arg_kind::desc_of) {
+    using U = decltype(T::value);
+    if constexpr (is_desc<D>::value)
+      return argument_fits<U>(p.value);
+    else
+      return argument_fits<U>(p);
+  } else if constexpr (k == arg_kind::optional_of) {
+    using U = typename T::value_type;
+    if constexpr (std::is_same_v<D, std::nullopt_t>)
+      return true;
+    else if constexpr (is_optional<D>::value)
+      return !p || argument_fits<U>(*p);
+    else
+      return argument_fits<U>(p);
+  } else if constexpr (k == arg_kind::tuple_of) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return (argument_fits<std::tuple_element_t<I, T>>(std::get<I>(p)) && ...);
+    }(std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else {
+    return true;
+  }
 }
 
 // check_field_argument for prefix values P... given for the first fields of KS.
