@@ -1,0 +1,298 @@
+// keyschema/lmdb/detail/env_state.hpp: lmdb_detail::env_state, everything of one open LMDB
+// environment, and gate_lease, which leaves its transaction gate at scope exit.
+//
+// One env_state per lmdb_backend, heap-allocated so that snapshots, cursors and write
+// transactions keep a stable pointer to it while the backend object moves. It owns the MDB_env,
+// the registration of its path (open_registry.hpp), the gate that keeps map resizes apart from
+// live transactions (txn_gate.hpp), the pool of reset read transactions, the writer mutex, and
+// the map-growth logic: doubling on MDB_MAP_FULL up to the ceiling, the early growth scheduled
+// when a commit leaves the map more than 3/4 used, and adopting a map another process grew
+// (MDB_MAP_RESIZED). Opened by open_env() (open_env.hpp).
+//
+// Thread-safety: acquire_read, release_read, drain_pool, enter_gate, try_grow_early and
+// adopt_external_size may be called from any thread concurrently (the gate and pool_mu guard
+// them). begin_write_txn, grow_for_write and note_usage are called by the writer holding
+// write_mu. gate_lease is a scope guard of one thread.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/lmdb/detail/open_registry.hpp>
+#include <keyschema/lmdb/detail/status.hpp>
+#include <keyschema/lmdb/detail/txn_gate.hpp>
+
+#include <lmdb.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace lmdb_detail {
+
+inline constexpr int max_resize_retries = 16;
+inline constexpr std::size_t default_page = 4096;           // rounding before the env is open
+
+// Everything of one open environment. Heap-allocated so that snapshots and cursors keep a
+// stable pointer to it while the backend object moves.
+struct env_state {
+  explicit env_state(std::chrono::milliseconds wait) : gate(wait) {}
+  env_state(const env_state&) = delete;
+  env_state& operator=(const env_state&) = delete;
+  ~env_state() {
+    for (MDB_txn* t : pool) ::mdb_txn_abort(t);
+    if (env != nullptr) ::mdb_env_close(env);
+  }
+
+  lmdb_detail::open_registration registration;  // released last, after the env is closed
+  std::string path;
+  MDB_env* env = nullptr;
+  MDB_dbi dbi = 0;
+  bool read_only = false;
+  std::size_t max_key = 0;
+  std::size_t page = default_page;
+  std::size_t ceiling = 0;
+  std::atomic<std::size_t> map_size{0};
+  lmdb_detail::txn_gate gate;
+  std::mutex pool_mu;
+  std::vector<MDB_txn*> pool;  // reset read transactions, capacity reserved at open
+  std::size_t pool_cap = 0;
+  std::mutex write_mu;
+  // The last commit left the map more than 3/4 used: grow it as soon as nothing is open.
+  std::atomic<bool> grow_pending{false};
+
+  // Enters the gate or throws: limit_error on timeout, backend_error once the map is lost.
+  void enter_gate() {
+    switch (gate.enter()) {
+      case lmdb_detail::txn_gate::status::ok:
+        return;
+      case lmdb_detail::txn_gate::status::timed_out:
+        throw limit_error("keyschema::lmdb_backend: a resize of the LMDB map of " + path +
+                          " did not finish within " + std::to_string(gate.wait().count()) +
+                          " ms because snapshots or cursors of this process stayed open; release "
+                          "long-lived snapshots/cursors or raise lmdb_options::resize_wait");
+      case lmdb_detail::txn_gate::status::poisoned:
+        break;
+    }
+    throw_lost();
+  }
+
+  [[noreturn]] void throw_lost() const {
+    throw backend_error("keyschema::lmdb_backend: the memory map of " + path +
+                            " was lost when resizing it failed; destroy the backend and reopen",
+                        "mdb_env_set_mapsize", 0);
+  }
+
+  // Begins (or renews from the pool) a read-only transaction registered with the gate.
+  MDB_txn* acquire_read() {
+    bool drained = false;
+    int resized = 0;
+    for (;;) {
+      enter_gate();
+      MDB_txn* t = nullptr;
+      {
+        std::lock_guard lk(pool_mu);
+        if (!pool.empty()) {
+          t = pool.back();
+          pool.pop_back();
+        }
+      }
+      const bool renewed = t != nullptr;
+      const int rc = renewed ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
+      if (rc == MDB_SUCCESS) return t;
+      gate.leave();
+      if (renewed) ::mdb_txn_abort(t);
+      if (rc == MDB_MAP_RESIZED && ++resized <= max_resize_retries) {
+        adopt_external_size();
+        continue;
+      }
+      if (rc == MDB_READERS_FULL) {
+        if (!drained) {
+          // Idle pooled transactions and readers of dead processes hold slots: free them.
+          drained = true;
+          drain_pool();
+          int dead = 0;
+          ::mdb_reader_check(env, &dead);
+          continue;
+        }
+        unsigned slots = 0;
+        ::mdb_env_get_maxreaders(env, &slots);
+        throw limit_error("keyschema::lmdb_backend: all " + std::to_string(slots) + " reader slots of " + path +
+                          " are in use (MDB_READERS_FULL): too many live snapshots and cursors in all "
+                          "processes; release some or raise lmdb_options::max_readers (takes effect "
+                          "when the environment is next created)");
+      }
+      lmdb_detail::throw_status("keyschema::lmdb_backend: cannot begin a read transaction on " + path,
+                           renewed ? "mdb_txn_renew" : "mdb_txn_begin", rc);
+    }
+  }
+
+  // Ends a transaction from acquire_read(); keeps it for reuse when the pool has room. When
+  // this was the last open transaction and the map is nearly full, grows it now: a writer that
+  // holds a snapshot across its own commit (a read-modify-write transaction) could not.
+  void release_read(MDB_txn* t) noexcept {
+    ::mdb_txn_reset(t);
+    gate.leave();
+    {
+      std::lock_guard lk(pool_mu);
+      if (pool.size() < pool_cap) {
+        pool.push_back(t);  // never allocates: capacity reserved at open
+        t = nullptr;
+      }
+    }
+    if (t != nullptr) ::mdb_txn_abort(t);
+    if (grow_pending.load(std::memory_order_relaxed)) {
+      try {
+        try_grow_early();
+      } catch (...) {
+        // A failed remap poisoned the gate: the next operation reports it.
+      }
+    }
+  }
+
+  // Frees the reader slots of the idle pooled transactions.
+  void drain_pool() noexcept {
+    std::lock_guard lk(pool_mu);
+    for (MDB_txn* t : pool) ::mdb_txn_abort(t);
+    pool.clear();  // keeps the reserved capacity
+  }
+
+  // mdb_env_set_mapsize(size) with the gate held exclusively. A failed remap leaves LMDB without
+  // a map: the gate is poisoned so nothing touches it again.
+  void resize_locked(std::size_t size) {
+    if (const int rc = ::mdb_env_set_mapsize(env, size); rc != MDB_SUCCESS) {
+      gate.poison_locked();
+      lmdb_detail::throw_status("keyschema::lmdb_backend: cannot resize the memory map of " + path + " to " +
+                               std::to_string(size) + " bytes",
+                           "mdb_env_set_mapsize", rc);
+    }
+    MDB_envinfo info;
+    ::mdb_env_info(env, &info);
+    map_size.store(info.me_mapsize, std::memory_order_relaxed);
+  }
+
+  // The next map size after `cur`: doubled, page-aligned, at most `limit` (page-aligned).
+  std::size_t next_size(std::size_t cur, std::size_t limit) const noexcept {
+    std::size_t next = cur > limit / 2 ? limit : cur * 2;
+    next -= next % page;
+    return next > cur ? next : limit;
+  }
+
+  // The ceiling of a batch: max_map_size, or 1/8 more for a batch of erases only. Deleting
+  // copies pages too, so without that headroom a database full at its ceiling could not even
+  // be cleaned up.
+  std::size_t limit_for(bool erases_only) const noexcept {
+    if (!erases_only) return ceiling;
+    const std::size_t extra = ceiling / 8 - (ceiling / 8) % page;
+    return ceiling + std::max(extra, page);
+  }
+
+  // MDB_MAP_FULL: grows the map once (waiting for open transactions) or throws limit_error.
+  void grow_for_write(bool erases_only) {
+    std::size_t still_open = 0;
+    const auto st = gate.exclusive(
+        [&] {
+          MDB_envinfo info;
+          ::mdb_env_info(env, &info);
+          const std::size_t limit = limit_for(erases_only);
+          if (info.me_mapsize >= limit) {
+            throw limit_error("keyschema::lmdb_backend::write: the LMDB map of " + path + " is full at " +
+                              std::to_string(info.me_mapsize) + " bytes and lmdb_options::max_map_size is " +
+                              std::to_string(ceiling) + " bytes; raise max_map_size or erase data. "
+                              "Nothing was written");
+          }
+          resize_locked(next_size(info.me_mapsize, limit));
+        },
+        still_open);
+    if (st == lmdb_detail::txn_gate::status::poisoned) throw_lost();
+    if (st == lmdb_detail::txn_gate::status::timed_out) {
+      throw limit_error("keyschema::lmdb_backend::write: the LMDB map of " + path + " is full at " +
+                        std::to_string(map_size.load(std::memory_order_relaxed)) +
+                        " bytes and cannot grow while " + std::to_string(still_open) +
+                        " snapshot(s)/cursor(s) of this process stay open (waited " +
+                        std::to_string(gate.wait().count()) +
+                        " ms; mdb_env_set_mapsize needs them closed); release long-lived snapshots and "
+                        "cursors, start with a larger lmdb_options::map_size or raise resize_wait. "
+                        "Nothing was written");
+    }
+  }
+
+  // Grows the map if it is more than 3/4 used and nothing is open right now; never waits.
+  // Errors: backend_error when the remap fails (the gate is poisoned).
+  void try_grow_early() {
+    gate.try_exclusive([&] {
+      grow_pending.store(false, std::memory_order_relaxed);
+      MDB_envinfo info;
+      ::mdb_env_info(env, &info);
+      if (used_beyond_three_quarters(info) && info.me_mapsize < ceiling) {
+        resize_locked(next_size(info.me_mapsize, ceiling));
+      }
+    });
+  }
+
+  bool used_beyond_three_quarters(const MDB_envinfo& info) const noexcept {
+    return (info.me_last_pgno + 1) * page > info.me_mapsize / 4 * 3;
+  }
+
+  // After a commit, while still registered with the gate (the map cannot move): schedules an
+  // early growth when the committed state uses more than 3/4 of the map.
+  void note_usage() noexcept {
+    MDB_envinfo info;
+    ::mdb_env_info(env, &info);
+    if (used_beyond_three_quarters(info)) grow_pending.store(true, std::memory_order_relaxed);
+  }
+
+  // Begins a write transaction registered with the gate, adopting a map grown by another
+  // process. Blocks while another process (or a native transaction) holds LMDB's write lock.
+  // REQUIRES: write_mu is held. Errors: those of enter_gate(), backend_error "mdb_txn_begin".
+  MDB_txn* begin_write_txn() {
+    for (int resized = 0;;) {
+      enter_gate();
+      MDB_txn* t = nullptr;
+      const int rc = ::mdb_txn_begin(env, nullptr, 0, &t);
+      if (rc == MDB_SUCCESS) return t;
+      gate.leave();
+      if (rc == MDB_MAP_RESIZED && ++resized <= max_resize_retries) {
+        adopt_external_size();
+        continue;
+      }
+      lmdb_detail::throw_status("keyschema::lmdb_backend: cannot begin a write transaction on " + path, "mdb_txn_begin",
+                           rc);
+    }
+  }
+
+  // Aborts a write transaction from begin_write_txn() and leaves the gate.
+  void end_write(MDB_txn* t) noexcept {
+    ::mdb_txn_abort(t);
+    gate.leave();
+  }
+
+  // MDB_MAP_RESIZED: another process grew the map; adopt its size.
+  void adopt_external_size() {
+    std::size_t still_open = 0;
+    const auto st = gate.exclusive([&] { resize_locked(0); }, still_open);
+    if (st == lmdb_detail::txn_gate::status::poisoned) throw_lost();
+    if (st == lmdb_detail::txn_gate::status::timed_out) {
+      throw limit_error("keyschema::lmdb_backend: another process grew the LMDB map of " + path +
+                        " and this process cannot follow while " + std::to_string(still_open) +
+                        " snapshot(s)/cursor(s) stay open (waited " + std::to_string(gate.wait().count()) +
+                        " ms); release long-lived snapshots and cursors or raise lmdb_options::resize_wait");
+    }
+  }
+};
+
+// Leaves the gate at scope exit (write transactions).
+struct gate_lease {
+  explicit gate_lease(lmdb_detail::txn_gate& g) noexcept : gate(g) {}
+  gate_lease(const gate_lease&) = delete;
+  gate_lease& operator=(const gate_lease&) = delete;
+  ~gate_lease() { gate.leave(); }
+  lmdb_detail::txn_gate& gate;
+};
+
+}  // namespace lmdb_detail
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,45 @@
+// keyschema/lmdb/detail/lookup.hpp: point reads, lmdb_detail::lookup() and read_lease.
+//
+// lookup() is mdb_get in a given transaction, copying the value out of the memory map; it serves
+// lmdb_backend::get() and lmdb_write_transaction::get(). read_lease holds a short read
+// transaction from the environment's pool for a get() without a snapshot.
+//
+// Thread-safety: lookup() is called with the transaction's lock held when the transaction is a
+// shared snapshot's (txn_handle::mu); a read_lease is a scope guard of one thread.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+#include <keyschema/lmdb/detail/env_state.hpp>
+#include <keyschema/lmdb/detail/status.hpp>
+
+#include <lmdb.h>
+
+#include <string>
+#include <string_view>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace lmdb_detail {
+
+inline bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::string& value) {
+  if (key.empty() || key.size() > s.max_key) return false;
+  MDB_val k{key.size(), const_cast<char*>(key.data())};
+  MDB_val v{0, nullptr};
+  const int rc = ::mdb_get(txn, s.dbi, &k, &v);
+  if (rc == MDB_NOTFOUND) return false;
+  if (rc != MDB_SUCCESS) lmdb_detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s.path, "mdb_get", rc);
+  value.assign(static_cast<const char*>(v.mv_data), v.mv_size);
+  return true;
+}
+
+// A short read transaction from the pool, released at scope exit.
+struct read_lease {
+  explicit read_lease(env_state& s) : st(s), txn(s.acquire_read()) {}
+  read_lease(const read_lease&) = delete;
+  read_lease& operator=(const read_lease&) = delete;
+  ~read_lease() { st.release_read(txn); }
+  env_state& st;
+  MDB_txn* txn;
+};
+
+}  // namespace lmdb_detail
+KEYSCHEMA_END_NAMESPACE
