@@ -195,7 +195,7 @@ class sqlite_backend {
       : s_(std::make_unique<state>()) {
     namespace fs = std::filesystem;
     s_->path = path.string();
-    const std::string where = "keyschema::sqlite_backend: opening " + s_->path;
+    std::string where = "keyschema::sqlite_backend: opening " + s_->path;
     require_engine(path, storage_engine::sqlite, "keyschema::sqlite_backend");
     std::error_code ec;
     if (fs::is_regular_file(path, ec)) {
@@ -229,6 +229,7 @@ class sqlite_backend {
                          "sqlite3_open_v2", SQLITE_BUSY);
     }
     s_->registration = std::move(*token);
+    where = "keyschema::sqlite_backend: opening " + s_->file;
 
     const int flags = SQLITE_OPEN_READWRITE | (options.create_if_missing ? SQLITE_OPEN_CREATE : 0);
     s_->writer = std::make_unique<sqlite_detail::connection>(s_->file, flags, options.busy_timeout, options.cache_bytes,

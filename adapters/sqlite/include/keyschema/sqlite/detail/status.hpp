@@ -34,7 +34,8 @@ inline bool is_busy(int rc) noexcept { return (rc & 0xff) == SQLITE_BUSY || (rc 
 
 // Throws the exception for rc (an SQLite result other than SQLITE_OK/ROW/DONE) from native_call.
 // SQLITE_BUSY/LOCKED: locked_error; SQLITE_TOOBIG: limit_error; SQLITE_FULL: backend_error that
-// says the disk is full; SQLITE_CORRUPT/NOTADB: backend_error that says the file is damaged.
+// says the disk is full; SQLITE_CORRUPT / SQLITE_NOTADB: backend_error that says the file is damaged /
+// not an SQLite database.
 [[noreturn]] inline void throw_sqlite_error(sqlite3* db, int rc, const std::string& context, const char* native_call) {
   std::string msg = describe(db, rc, context);
   switch (rc & 0xff) {
@@ -47,8 +48,9 @@ inline bool is_busy(int rc) noexcept { return (rc & 0xff) == SQLITE_BUSY || (rc 
       throw limit_error(msg + " [" + native_call + "]; nothing was written");
     case SQLITE_FULL:
       throw backend_error(msg + "; the disk is full: free space, then retry", native_call, rc);
-    case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
+      throw backend_error(msg + "; the file is not an SQLite database, or its header is damaged", native_call, rc);
+    case SQLITE_CORRUPT:
       throw backend_error(msg + "; the database file is damaged: restore it from a backup (the sqlite3 shell's "
                                 ".recover salvages what is readable)",
                           native_call, rc);
