@@ -3,8 +3,8 @@
 //
 // SQLite keeps no checksums of its pages, so what can be detected is structural damage: a file
 // shorter than its header says, pages overwritten with zeros or garbage (broken b-tree pages,
-// page links, record headers), a damaged header. With quick_check_at_open (the default) such a
-// file is refused at open (PRAGMA quick_check); without it, a read that reaches the damage
+// page links, record headers), a damaged header. Up to quick_check_max_bytes (64 MiB by default)
+// such a file is refused at open (PRAGMA quick_check); without the check (larger files), a read that reaches the damage
 // throws backend_error (SQLITE_CORRUPT) instead of returning fewer entries. Nothing is repaired
 // or dropped by the backend in either case.
 #include <keyschema/sqlite.hpp>
@@ -90,7 +90,7 @@ TEST_CASE("sqlite: overwritten pages are an error, at open or when a read reache
   const std::string filler = GENERATE(std::string(4096, '\0'), std::string(4096, '\x5a'));
   overwrite(file, (size / 4096 / 2) * 4096, filler);  // a page in the middle of the table
 
-  SECTION("quick_check_at_open (the default)") {
+  SECTION("quick_check at open (the default for files up to 64 MiB)") {
     try {
       ks::sqlite_backend db(path);
       FAIL("opened a database with an overwritten page");
@@ -100,9 +100,9 @@ TEST_CASE("sqlite: overwritten pages are an error, at open or when a read reache
       CHECK(e.native_call() == "sqlite3_step");
     }
   }
-  SECTION("without quick_check_at_open: a full scan throws instead of returning fewer entries") {
+  SECTION("without the check at open: a full scan throws instead of returning fewer entries") {
     ks::sqlite_options o;
-    o.quick_check_at_open = false;
+    o.quick_check_max_bytes = 0;
     ks::sqlite_backend db(path, o);
     try {
       const int n = scan_all(db);

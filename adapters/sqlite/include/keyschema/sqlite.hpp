@@ -186,7 +186,7 @@ class sqlite_backend {
   //     create_if_missing is false, or it cannot be opened (permissions).
   //   backend_error "sqlite3_step"/"sqlite3_prepare_v3" SQLITE_NOTADB (26): keyschema.sqlite3 is
   //     not an SQLite database; SQLITE_CORRUPT (11): it is damaged (found by reading its schema,
-  //     or by PRAGMA quick_check with options.quick_check_at_open). Remedy: restore the file
+  //     or by PRAGMA quick_check, see sqlite_options::quick_check_max_bytes). Remedy: restore the file
   //     from a backup; the sqlite3 shell's .recover salvages what is readable.
   //   backend_error "sqlite3_step" SQLITE_IOERR_* / SQLITE_FULL: the file cannot be read or
   //     written.
@@ -236,7 +236,10 @@ class sqlite_backend {
                                                              where);
     sqlite_detail::connection& w = *s_->writer;
     const bool empty = sqlite_detail::check_file_shape(w, s_->file, where);
-    if (!empty && options.quick_check_at_open) sqlite_detail::quick_check(w, s_->file, where);
+    if (!empty) {
+      const auto bytes = fs::file_size(file, ec);
+      if (!ec && bytes <= options.quick_check_max_bytes) sqlite_detail::quick_check(w, s_->file, where);
+    }
     const auto mode = sqlite_detail::query_rows(w, "PRAGMA journal_mode = WAL", where);
     if (mode.empty() || mode[0].empty() || mode[0][0] != "wal") {
       throw backend_error(where + ": SQLite did not switch " + s_->file + " to WAL journal mode (it reports '" +
