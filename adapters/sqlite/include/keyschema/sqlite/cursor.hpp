@@ -93,10 +93,17 @@ class sqlite_cursor {
       sql = upper ? "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k DESC"
                   : "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k DESC";
     }
-    stmt_ = conn.prepare(sql, where());
-    bind(1, range.lower);
-    if (upper) bind(2, range.upper);
-    step_locked();
+    try {
+      stmt_ = conn.prepare(sql, where());
+      bind(1, range.lower);
+      if (upper) bind(2, range.upper);
+      step_locked();
+    } catch (...) {
+      // The destructor will not run: finalize under the view's mutex here.
+      if (lk.owns_lock()) lk.unlock();
+      release();
+      throw;
+    }
   }
 
   std::string where() const { return "keyschema::sqlite_backend: reading " + *path_ + " through a cursor"; }

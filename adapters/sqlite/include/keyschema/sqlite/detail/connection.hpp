@@ -75,7 +75,12 @@ class connection {
     }
     ::sqlite3_extended_result_codes(db_, 1);
     ::sqlite3_busy_timeout(db_, static_cast<int>(busy.count()));
-    exec("PRAGMA cache_size = -" + std::to_string(cache_bytes / 1024), where);
+    try {
+      exec("PRAGMA cache_size = -" + std::to_string(cache_bytes / 1024), where);
+    } catch (...) {  // e.g. SQLITE_NOTADB: the destructor will not run, close here
+      ::sqlite3_close_v2(db_);
+      throw;
+    }
   }
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
