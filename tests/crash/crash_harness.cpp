@@ -484,10 +484,15 @@ int driver_main(options o) {
       if (st.acks > acks_before && !first_ack_seen) {
         first_ack_seen = true;
         const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - spawned);
-        startup_us = (3 * startup_us + static_cast<std::uint64_t>(took.count())) / 4 + 1;
+        // The first measurement replaces the initial guess; later ones are averaged in.
+        startup_us = kill == 1 ? static_cast<std::uint64_t>(took.count()) + 1
+                               : (3 * startup_us + static_cast<std::uint64_t>(took.count())) / 4 + 1;
         if (kill == 1) break;
       }
     }
+    // A late kill that came before the first acknowledgement: start-up got slower than the
+    // estimate (a loaded machine), which only acknowledgements update; let it grow.
+    if (!early && st.acks == acks_before) startup_us += startup_us / 8;
     first_ack_seen = false;
     ::kill(c.pid, SIGKILL);
     const int status = reap(c.pid);
