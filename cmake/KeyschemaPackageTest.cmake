@@ -2,7 +2,7 @@
 #
 #   cmake -DMODE=install|subdirectory -DSOURCE_DIR=<keyschema source> -DBUILD_DIR=<keyschema build>
 #         -DWORK_DIR=<scratch> -DGENERATOR=<generator> -DCXX_COMPILER=<path>
-#         [-DCONFIG=<config>] [-DCOMPONENTS=leveldb,lmdb] -P KeyschemaPackageTest.cmake
+#         [-DCONFIG=<config>] [-DCOMPONENTS=leveldb,lmdb,sqlite] -P KeyschemaPackageTest.cmake
 #
 # COMPONENTS is comma-separated (a ; would split the command line).
 #

@@ -348,7 +348,7 @@ endfunction()
 # add_subdirectory of this source tree). Both use the adapters this build has enabled.
 function(keyschema_add_package_tests)
   set(components "")
-  foreach(component leveldb lmdb)
+  foreach(component leveldb lmdb sqlite)
     if(TARGET keyschema::${component})
       list(APPEND components ${component})
     endif()

@@ -12,6 +12,8 @@ packages=(
   libleveldb-dev    # keyschema::leveldb
   python3-plyvel    # LevelDB interop test (tests/unit/leveldb_plyvel_test.cpp)
   liblmdb-dev       # keyschema::lmdb
+  libsqlite3-dev    # keyschema::sqlite (SQLite 3.37 or later)
+  sqlite3           # tests: the sqlite3 shell reads what keyschema writes (sqlite_shell_test)
   strace            # tests: LMDB's commit order (lmdb_power_loss_test)
   libbenchmark-dev  # benchmarks
   python3           # tests/docs/extract_cpp_blocks.py (docs.* tests)

@@ -152,6 +152,7 @@ inline void require_engine(const std::filesystem::path& path, storage_engine own
     std::string remedy;
     if (e.engine == storage_engine::leveldb) remedy = "open it with keyschema::leveldb_backend";
     else if (e.engine == storage_engine::lmdb) remedy = "open it with keyschema::lmdb_backend";
+    else if (e.engine == storage_engine::sqlite) remedy = "open it with keyschema::sqlite_backend";
     else remedy = "keyschema has no " + std::string(engine_name(e.engine)) + " adapter yet; choose another path";
     throw wrong_engine_error(std::string(who) + ": " + path.string() + " holds " +
                                  (e.engine == storage_engine::lmdb ? "an " : "a ") + std::string(engine_name(e.engine)) +

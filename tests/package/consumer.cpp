@@ -12,6 +12,10 @@
 #include <keyschema/lmdb.hpp>
 #include <lmdb.h>
 #endif
+#if defined(CONSUMER_WITH_SQLITE)
+#include <keyschema/sqlite.hpp>
+#include <sqlite3.h>
+#endif
 
 #include <cstdint>
 #include <cstdio>
@@ -56,6 +60,14 @@ int main() {
     ++failures;
   }
   std::printf("lmdb %d.%d.%d\n", major, minor, patch);
+#endif
+#if defined(CONSUMER_WITH_SQLITE)
+  // Linking an SQLite symbol proves keyschema::sqlite carries SQLite::SQLite3.
+  if (sqlite3_libversion_number() < 3037000) {
+    std::puts("FAIL: sqlite3_libversion_number");
+    ++failures;
+  }
+  std::printf("sqlite %s\n", sqlite3_libversion());
 #endif
 
   std::puts(failures == 0 ? "consumer: ok" : "consumer: FAILED");

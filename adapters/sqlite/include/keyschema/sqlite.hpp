@@ -1,0 +1,486 @@
+// keyschema/sqlite.hpp: keyschema::sqlite_backend, the SQLite storage adapter.
+//
+// sqlite_backend meets the byte-level contract of <keyschema/backend.hpp> on one SQLite database:
+// the directory `path` holding keyschema.sqlite3 (and SQLite's keyschema.sqlite3-wal and -shm
+// beside it while it is open). Entries live in one table
+//
+//   CREATE TABLE kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) STRICT, WITHOUT ROWID
+//
+// a b-tree keyed by k. SQLite compares BLOBs with memcmp, the shorter first on a common prefix:
+// keyschema's unsigned byte order, so cursors are range scans of that b-tree.
+//
+//   keyschema::sqlite_backend db("/var/lib/broker/store");
+//   keyschema::write_batch b;
+//   b.put("k", "v");
+//   db.write(b, {.sync = true});
+//
+// Mapping onto SQLite (WAL journal mode: readers never block the writer nor wait for it):
+//   - write()        one BEGIN IMMEDIATE ... COMMIT transaction per batch on the backend's one
+//                    writer connection (INSERT OR REPLACE / DELETE, prepared once).
+//   - snapshot()     a read transaction (BEGIN and a first read) on a reader connection taken
+//                    from a pool, shared by every copy and ended when the last one goes.
+//   - cursor()       one SELECT ... ORDER BY k [DESC] over the snapshot's connection, or over a
+//                    pooled connection of its own (a single statement reads one consistent state).
+//   - get()          a prepared point SELECT on the snapshot's or a pooled reader connection.
+//   - begin_write()  BEGIN IMMEDIATE on the writer connection, held until commit() or destruction:
+//                    SQLite's write lock serializes it against writers of every process, so
+//                    keyschema::store's transactions are serializable across processes.
+// Durability: a commit is durable by default (PRAGMA synchronous = FULL: the -wal file is
+// fsync'ed before COMMIT returns). write_options{.sync = false} runs that one commit with
+// synchronous = NORMAL: it is not synced (a later synced commit or checkpoint syncs it). A crash
+// of the process loses nothing either way; a power loss or OS crash may lose the unsynced commits
+// at the end of the log, all of them after the first one lost, and never corrupts the database.
+// See docs/backends/sqlite.md.
+//
+// Other processes may open the same database at the same time (SQLite's locks); within one
+// process a database is open in at most one sqlite_backend (a second one raises locked_error).
+//
+// Thread-safety: get, snapshot, cursor and limits may be called concurrently from any number of
+// threads, also while other threads are inside write(); write() and begin_write() are serialized
+// by a mutex. A write_transaction_type belongs to the thread that began it. Copies of one
+// snapshot may be used from different threads at the same time (a mutex of the snapshot
+// serializes their SQLite calls). A single cursor or snapshot object needs external
+// synchronization. Construction, moves and destruction need exclusive access.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/engine_probe.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/sqlite/cursor.hpp>
+#include <keyschema/sqlite/detail/connection.hpp>
+#include <keyschema/sqlite/detail/open_check.hpp>
+#include <keyschema/sqlite/detail/open_registry.hpp>
+#include <keyschema/sqlite/detail/status.hpp>
+#include <keyschema/sqlite/options.hpp>
+#include <keyschema/sqlite/snapshot.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+class sqlite_backend {
+  struct state;
+
+ public:
+  using snapshot_type = sqlite_snapshot;
+  using cursor_type = sqlite_cursor;
+
+  // A write transaction of its own: SQLite's write lock (BEGIN IMMEDIATE on the writer
+  // connection), which serializes writers of every process, held from begin_write() until
+  // commit() or destruction. Reads through it see the state it locked; nobody else can commit
+  // meanwhile, so that state is still current at commit(). keyschema::store runs its
+  // transactions on it (see backend_with_write_transaction in <keyschema/backend.hpp>).
+  // Move-only; destroying an open one rolls it back.
+  // SQLite fixes a connection's synchronous level when a transaction begins, before commit()
+  // is told opts: a write transaction always commits with synchronous = FULL, also with
+  // {.sync = false}.
+  // REQUIRES: begun, used, committed and destroyed by one thread, which meanwhile does not call
+  // write() or begin_write() of the same backend (it would wait for itself). Cursors from
+  // cursor() are destroyed before the transaction ends. Destroyed before the backend. While it
+  // is open, writers of this and every other process wait: keep it short.
+  class write_transaction_type {
+   public:
+    write_transaction_type(write_transaction_type&& o) noexcept : s_(o.s_), lock_(std::move(o.lock_)) {}
+    write_transaction_type& operator=(write_transaction_type&&) = delete;
+    ~write_transaction_type() { end(); }
+
+    // True until commit() succeeded, or a failure or destruction ended the transaction.
+    bool is_open() const noexcept { return lock_.owns_lock(); }
+
+    // Reads key in the locked state (and the transaction's own state). False when absent.
+    // REQUIRES: is_open(). Errors: backend_error "sqlite3_step" (a damaged page, an I/O error).
+    bool get(std::string_view key, std::string& value) const {
+      require_open();
+      return s_->writer->lookup(key, value, "keyschema::sqlite_backend: reading " + s_->path);
+    }
+
+    // A cursor over range in the locked state (see sqlite_cursor).
+    // REQUIRES: is_open(); the cursor is destroyed before the transaction ends.
+    // Errors: as sqlite_cursor's constructor.
+    cursor_type cursor(const key_range& range) const {
+      require_open();
+      return cursor_type(*s_->writer, nullptr, range, &s_->path);
+    }
+
+    // Applies batch and commits (durably: see above). On success the transaction has ended.
+    // Errors (nothing was written in every case):
+    //   limit_error - an operation larger than limits() allows; checked first, the transaction
+    //       stays open. Remedy: shorten the key or value, or roll back.
+    //   backend_error "sqlite3_step" - SQLite failed (disk full: what() says so; SQLITE_IOERR;
+    //       SQLITE_CORRUPT). The transaction has been rolled back and ended.
+    // REQUIRES: is_open().
+    void commit(const write_batch& batch, const write_options& opts) {
+      (void)opts;
+      require_open();
+      s_->check_limits(batch);
+      try {
+        s_->apply(batch);
+        s_->writer->run(sqlite_detail::connection::commit_stmt, s_->where_write(batch));
+      } catch (...) {
+        end();
+        throw;
+      }
+      s_->unsynced = false;  // a FULL commit syncs the whole log
+      lock_.unlock();
+    }
+
+    // Ends the transaction without writing anything (also done by the destructor).
+    void abort() noexcept { end(); }
+
+    // The writer connection inside the transaction, for power users: valid while is_open().
+    // Statements run through it commit with the transaction.
+    sqlite3* native() const noexcept { return is_open() ? s_->writer->db() : nullptr; }
+
+   private:
+    friend class sqlite_backend;
+
+    write_transaction_type(state* s, std::unique_lock<std::mutex> lock) : s_(s), lock_(std::move(lock)) {
+      s_->set_sync(true);
+      s_->begin_immediate();
+    }
+
+    void require_open() const {
+      if (!is_open()) throw error("keyschema::sqlite_backend: the write transaction has already ended");
+    }
+
+    void end() noexcept {
+      if (!lock_.owns_lock()) return;
+      s_->writer->rollback_quietly();
+      lock_.unlock();
+    }
+
+    state* s_;
+    std::unique_lock<std::mutex> lock_;  // state::write_mu
+  };
+
+  // Opens (and with options.create_if_missing creates) the database in directory `path`.
+  // Errors (nothing was created or changed in a refused file in each case):
+  //   wrong_engine_error, native_call "keyschema::probe_engines": `path` holds another engine's
+  //     database (LevelDB, LMDB, RocksDB). Remedy: open it with that engine's adapter.
+  //   backend_error "std::filesystem::create_directories": the directory cannot be created
+  //     (a path component is a file, no permission, read-only file system).
+  //   backend_error "std::filesystem::status": `path` is a file, not a directory (sqlite_backend
+  //     takes the directory holding keyschema.sqlite3).
+  //   schema_error: the directory holds another SQLite database but no keyschema.sqlite3, or
+  //     keyschema.sqlite3 is an SQLite database without keyschema's kv table (what() lists the
+  //     tables and indexes found, or the kv table's CREATE statement). Remedy: another path.
+  //   locked_error "sqlite3_open_v2": the database is open in another sqlite_backend of this
+  //     process. Remedy: share that backend (it is thread-safe) or destroy it first.
+  //   locked_error "sqlite3_step"/"sqlite3_exec": another process holds a lock needed to set the
+  //     database up (WAL mode, creating the table) for longer than busy_timeout.
+  //   backend_error "sqlite3_open_v2" SQLITE_CANTOPEN (14): no keyschema.sqlite3 and
+  //     create_if_missing is false, or it cannot be opened (permissions).
+  //   backend_error "sqlite3_step"/"sqlite3_prepare_v3" SQLITE_NOTADB (26): keyschema.sqlite3 is
+  //     not an SQLite database; SQLITE_CORRUPT (11): it is damaged (found by reading its schema,
+  //     or by PRAGMA quick_check, see sqlite_options::quick_check_max_bytes). Remedy: restore the file
+  //     from a backup; the sqlite3 shell's .recover salvages what is readable.
+  //   backend_error "sqlite3_step" SQLITE_IOERR_* / SQLITE_FULL: the file cannot be read or
+  //     written.
+  //   std::bad_alloc.
+  explicit sqlite_backend(const std::filesystem::path& path, const sqlite_options& options = {})
+      : s_(std::make_unique<state>()) {
+    namespace fs = std::filesystem;
+    s_->path = path.string();
+    std::string where = "keyschema::sqlite_backend: opening " + s_->path;
+    require_engine(path, storage_engine::sqlite, "keyschema::sqlite_backend");
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) {
+      throw backend_error(where + ": it is a file; sqlite_backend opens the directory that holds " +
+                              sqlite_file_name,
+                          "std::filesystem::status", ENOTDIR);
+    }
+    if (options.create_if_missing) {
+      fs::create_directories(path, ec);
+      if (ec) {
+        throw backend_error(where + ": cannot create the database directory: " + ec.message(),
+                            "std::filesystem::create_directories", ec.value());
+      }
+    }
+    const fs::path file = path / sqlite_file_name;
+    s_->file = file.string();
+    if (!fs::exists(file, ec)) {
+      for (const engine_evidence& e : probe_engines(path)) {
+        if (e.engine == storage_engine::sqlite) {
+          throw schema_error(where + ": the directory holds the SQLite database " + e.file + " but no " +
+                             sqlite_file_name + "; it is another program's database. Nothing was created; open "
+                             "another path");
+        }
+      }
+    }
+    const fs::path canonical = fs::weakly_canonical(path, ec);
+    auto token = sqlite_detail::open_registration::acquire(ec ? s_->path : canonical.string());
+    if (!token) {
+      throw locked_error(where + ": it is already open in another keyschema::sqlite_backend of this process; share "
+                                 "that backend (it is thread-safe) or destroy it first",
+                         "sqlite3_open_v2", SQLITE_BUSY);
+    }
+    s_->registration = std::move(*token);
+    where = "keyschema::sqlite_backend: opening " + s_->file;
+
+    const int flags = SQLITE_OPEN_READWRITE | (options.create_if_missing ? SQLITE_OPEN_CREATE : 0);
+    s_->writer = std::make_unique<sqlite_detail::connection>(s_->file, flags, options.busy_timeout, options.cache_bytes,
+                                                             where);
+    sqlite_detail::connection& w = *s_->writer;
+    const bool empty = sqlite_detail::check_file_shape(w, s_->file, where);
+    if (!empty) {
+      const auto bytes = fs::file_size(file, ec);
+      if (!ec && bytes <= options.quick_check_max_bytes) sqlite_detail::quick_check(w, s_->file, where);
+    }
+    const auto mode = sqlite_detail::query_rows(w, "PRAGMA journal_mode = WAL", where);
+    if (mode.empty() || mode[0].empty() || mode[0][0] != "wal") {
+      throw backend_error(where + ": SQLite did not switch " + s_->file + " to WAL journal mode (it reports '" +
+                              (mode.empty() || mode[0].empty() ? std::string("?") : mode[0][0]) +
+                              "'); another connection may hold it in exclusive locking mode",
+                          "sqlite3_step", SQLITE_BUSY);
+    }
+    w.exec("PRAGMA synchronous = FULL", where);
+    if (empty) {
+      w.run(sqlite_detail::connection::begin_immediate_stmt, where);
+      try {
+        w.exec(std::string(sqlite_detail::create_kv_sql), where);
+        w.run(sqlite_detail::connection::commit_stmt, where);
+      } catch (...) {
+        w.rollback_quietly();
+        throw;
+      }
+    }
+    const auto length = static_cast<std::size_t>(::sqlite3_limit(w.db(), SQLITE_LIMIT_LENGTH, -1));
+    s_->max_entry = std::min(options.max_entry_bytes, length > 64 ? length - 64 : length);
+    s_->readers.emplace(s_->file, options.busy_timeout, options.cache_bytes, options.idle_readers,
+                        "keyschema::sqlite_backend: reading " + s_->path);
+  }
+
+  // Moving transfers the open database; snapshots and cursors taken before the move stay valid.
+  // A moved-from backend may only be destroyed or assigned to.
+  sqlite_backend(sqlite_backend&&) noexcept = default;
+  sqlite_backend& operator=(sqlite_backend&&) noexcept = default;
+  sqlite_backend(const sqlite_backend&) = delete;
+  sqlite_backend& operator=(const sqlite_backend&) = delete;
+
+  // Closes every connection. The last connection to the database (in any process) checkpoints
+  // the write-ahead log into keyschema.sqlite3 and deletes the -wal and -shm files.
+  // REQUIRES: every snapshot, cursor and write transaction of this backend has been destroyed.
+  ~sqlite_backend() = default;
+
+  // Reads key in *snap (the latest committed state when snap is nullptr) into value.
+  // Returns false when the key does not exist.
+  // Errors: backend_error "sqlite3_step" (SQLITE_CORRUPT: a damaged page; SQLITE_IOERR_*);
+  //   backend_error "sqlite3_open_v2" when a new reader connection cannot be opened.
+  // REQUIRES: snap, when not null, comes from this backend.
+  bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
+    const std::string where = "keyschema::sqlite_backend: get from " + s_->path;
+    if (snap != nullptr) {
+      std::lock_guard lk(snap->v_->mu);
+      return snap->v_->conn->lookup(key, value, where);
+    }
+    auto conn = s_->readers->acquire();
+    return conn->lookup(key, value, where);
+  }
+
+  // Applies batch atomically (one SQLite transaction): a reader sees all of it or none, and
+  // after a crash either all or none of it is recovered. Later operations on the same key win.
+  // With opts.sync (the default) the -wal file is fsync'ed before write() returns, which also
+  // makes every earlier commit durable; with {.sync = false} it is not (see the file comment).
+  // An empty batch with opts.sync only syncs earlier unsynced commits; without, it does nothing.
+  // Waits for write transactions of this and other processes (at most busy_timeout for another
+  // process's).
+  // Errors (nothing of batch was applied in each case):
+  //   limit_error: an operation's key plus value is larger than limits().max_entry_bytes.
+  //   locked_error "sqlite3_step": another process held the write lock longer than
+  //     sqlite_options::busy_timeout. Remedy: retry; find the process holding it.
+  //   backend_error "sqlite3_step": SQLITE_FULL (the disk is full: what() says so),
+  //     SQLITE_IOERR_* (a failed write or fsync), SQLITE_CORRUPT (a damaged page reached while
+  //     updating the b-tree). Remedy: fix the disk and retry; a damaged file, see the constructor.
+  //   std::bad_alloc.
+  void write(const write_batch& batch, const write_options& opts) {
+    if (batch.empty() && !opts.sync) return;
+    s_->check_limits(batch);
+    std::lock_guard lk(s_->write_mu);
+    if (batch.empty()) {
+      s_->sync_log();
+      return;
+    }
+    s_->set_sync(opts.sync);
+    s_->begin_immediate();
+    try {
+      s_->apply(batch);
+      s_->writer->run(sqlite_detail::connection::commit_stmt, s_->where_write(batch));
+    } catch (...) {
+      s_->writer->rollback_quietly();
+      throw;
+    }
+    if (opts.sync) s_->unsynced = false;
+    else s_->unsynced = true;
+  }
+
+  // Begins a write transaction (see write_transaction_type): waits for this backend's other
+  // writers, then for SQLite's write lock (at most busy_timeout for another process's).
+  // Errors: locked_error "sqlite3_step" (the lock was not granted in time);
+  //   backend_error "sqlite3_step"/"sqlite3_exec" (SQLITE_IOERR_*, SQLITE_CORRUPT).
+  write_transaction_type begin_write() {
+    std::unique_lock wl(s_->write_mu);
+    return write_transaction_type(s_.get(), std::move(wl));
+  }
+
+  // A view of the latest committed state. Copies share it; it ends when the last copy (and the
+  // last cursor over it) is destroyed. Keep it short-lived: while it is open SQLite cannot
+  // checkpoint past it and the -wal file grows.
+  // Errors: backend_error "sqlite3_open_v2"/"sqlite3_step". REQUIRES: every copy is destroyed
+  // before the backend.
+  snapshot_type snapshot() const {
+    const std::string where = "keyschema::sqlite_backend: taking a snapshot of " + s_->path;
+    auto conn = s_->readers->acquire();
+    conn->run(sqlite_detail::connection::begin_stmt, where);
+    // The first read fixes the state the transaction sees.
+    sqlite3_stmt* st = conn->cached(sqlite_detail::connection::touch_stmt, where);
+    const int rc = ::sqlite3_step(st);
+    ::sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(conn->db(), rc, where, "sqlite3_step");
+    return snapshot_type(std::make_shared<sqlite_detail::view_state>(std::move(conn), true, &s_->path));
+  }
+
+  // A cursor over the keys k with range.lower <= k < range.upper (no upper bound when
+  // range.upper is empty), ascending, or descending when range.reverse. Reads *snap (keeping a
+  // copy of it alive), or the state its own statement sees from its first step (on a pooled
+  // connection it holds until destroyed) when snap is nullptr. The bounds are copied.
+  // Errors: as sqlite_cursor::next() (the first row is read here); backend_error
+  // "sqlite3_open_v2"/"sqlite3_prepare_v3"; std::bad_alloc.
+  // REQUIRES: the cursor is destroyed before the backend; snap, when not null, comes from it.
+  cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
+    std::shared_ptr<sqlite_detail::view_state> v =
+        snap != nullptr ? snap->v_ : std::make_shared<sqlite_detail::view_state>(s_->readers->acquire(), false, &s_->path);
+    sqlite_detail::connection& c = *v->conn;
+    return cursor_type(c, std::move(v), range, &s_->path);
+  }
+
+  // What write() accepts: key plus value of one operation up to max_entry_bytes (SQLite's
+  // SQLITE_LIMIT_LENGTH, the largest row, less 64 bytes for the record header, or the lower
+  // sqlite_options::max_entry_bytes); so are max_key_bytes and max_value_bytes. Batches have no
+  // limit of their own (the -wal file holds a large transaction).
+  backend_limits limits() const noexcept {
+    backend_limits l;
+    l.max_key_bytes = s_->max_entry;
+    l.max_value_bytes = s_->max_entry;
+    l.max_entry_bytes = s_->max_entry;
+    return l;
+  }
+
+  // The writer connection, for SQLite features keyschema does not wrap. Owned by this backend.
+  // REQUIRES: used only while no write() or write transaction of this backend runs (it is the
+  // connection they use); writes made through it bypass the typed layer's checks.
+  sqlite3* native() noexcept { return s_->writer->db(); }
+
+  // The directory this backend opened, as given to the constructor.
+  const std::string& path() const noexcept { return s_->path; }
+
+  // The database file: <path>/keyschema.sqlite3.
+  const std::string& file() const noexcept { return s_->file; }
+
+ private:
+  // Heap-allocated so that snapshots, cursors and write transactions (which point into it)
+  // survive a move of the backend. The reader pool is destroyed before the writer connection;
+  // the registration last.
+  struct state {
+    std::string path;
+    std::string file;
+    sqlite_detail::open_registration registration;
+    std::size_t max_entry = 0;
+    std::mutex write_mu;
+    bool sync_full = true;   // the writer's PRAGMA synchronous (FULL or NORMAL); under write_mu
+    bool unsynced = false;   // a commit since the last sync of the -wal file; under write_mu
+    std::unique_ptr<sqlite_detail::connection> writer;
+    std::optional<sqlite_detail::reader_pool> readers;
+
+    std::string where_write(const write_batch& batch) const {
+      return "keyschema::sqlite_backend: writing " + std::to_string(batch.size()) + " operations to " + path +
+             " failed, nothing was applied";
+    }
+
+    void check_limits(const write_batch& batch) const {
+      for (const write_batch::op o : batch) {
+        if (o.key.size() > max_entry || o.value.size() > max_entry - o.key.size()) {
+          throw limit_error("keyschema::sqlite_backend: an operation of " + std::to_string(o.key.size()) +
+                            " key bytes and " + std::to_string(o.value.size()) + " value bytes exceeds the limit of " +
+                            std::to_string(max_entry) +
+                            " bytes per entry (sqlite_options::max_entry_bytes); nothing was written");
+        }
+      }
+    }
+
+    // REQUIRES: write_mu held, no transaction open on the writer.
+    void set_sync(bool full) {
+      if (full == sync_full) return;
+      writer->exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                   "keyschema::sqlite_backend: setting the durability of " + path);
+      sync_full = full;
+    }
+
+    void begin_immediate() {
+      writer->run(sqlite_detail::connection::begin_immediate_stmt,
+                  "keyschema::sqlite_backend: taking the write lock of " + path);
+    }
+
+    // The batch's operations inside the open write transaction.
+    void apply(const write_batch& batch) {
+      const std::string where = where_write(batch);
+      sqlite_detail::connection& w = *writer;
+      sqlite3_stmt* put = w.cached(sqlite_detail::connection::put_stmt, where);
+      sqlite3_stmt* del = w.cached(sqlite_detail::connection::erase_stmt, where);
+      for (const write_batch::op o : batch) {
+        sqlite3_stmt* st = o.kind == write_batch::op_kind::put ? put : del;
+        sqlite_detail::stmt_reset guard{st};
+        int rc = ::sqlite3_bind_blob(st, 1, sqlite_detail::blob_data(o.key), static_cast<int>(o.key.size()),
+                                     SQLITE_STATIC);
+        if (rc == SQLITE_OK && o.kind == write_batch::op_kind::put) {
+          rc = ::sqlite3_bind_blob(st, 2, sqlite_detail::blob_data(o.value), static_cast<int>(o.value.size()),
+                                   SQLITE_STATIC);
+        }
+        if (rc != SQLITE_OK) sqlite_detail::throw_sqlite_error(w.db(), rc, where, "sqlite3_bind_blob");
+        rc = ::sqlite3_step(st);
+        if (rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(w.db(), rc, where, "sqlite3_step");
+      }
+    }
+
+    // Makes earlier commits made with synchronous = NORMAL durable: fsyncs the -wal file through
+    // SQLite's own file object (SQLITE_FCNTL_JOURNAL_POINTER). REQUIRES: write_mu held.
+    void sync_log() {
+      if (!unsynced) return;
+      sqlite3_file* f = nullptr;
+      int rc = ::sqlite3_file_control(writer->db(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &f);
+      if (rc == SQLITE_OK && f != nullptr && f->pMethods != nullptr) rc = f->pMethods->xSync(f, SQLITE_SYNC_FULL);
+      if (rc != SQLITE_OK) {
+        sqlite_detail::throw_sqlite_error(nullptr, rc, "keyschema::sqlite_backend: syncing the write-ahead log of " + path,
+                                          "sqlite3_file_control");
+      }
+      unsynced = false;
+    }
+
+    ~state() {
+      readers.reset();
+      writer.reset();
+    }
+  };
+
+  std::unique_ptr<state> s_;
+};
+
+static_assert(backend<sqlite_backend>,
+              "keyschema::sqlite_backend: does not meet the backend contract; see keyschema/backend.hpp");
+static_assert(backend_with_write_transaction<sqlite_backend>,
+              "keyschema::sqlite_backend: does not meet backend_with_write_transaction; see keyschema/backend.hpp");
+
+KEYSCHEMA_END_NAMESPACE

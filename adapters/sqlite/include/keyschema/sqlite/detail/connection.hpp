@@ -1,0 +1,229 @@
+// keyschema/sqlite/detail/connection.hpp: one SQLite connection with its cached statements, and
+// the pool of reader connections of one sqlite_backend.
+//
+// connection owns an sqlite3* opened with SQLITE_OPEN_NOMUTEX: it is used by one thread at a
+// time, which the backend guarantees (the writer's mutex, a snapshot's mutex, or a pool lease).
+// Statements prepared once per connection (point lookup, insert, delete, BEGIN/COMMIT/ROLLBACK)
+// are kept in slots and reset after each use.
+//
+// reader_pool hands out connections (lease); a lease returns its connection when destroyed, and
+// the pool keeps at most `idle` of them open.
+//
+// Thread-safety: a connection is not shared; reader_pool's acquire/release may run concurrently.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/sqlite/detail/status.hpp>
+
+#include <sqlite3.h>
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace sqlite_detail {
+
+struct stmt_deleter {
+  void operator()(sqlite3_stmt* s) const noexcept { ::sqlite3_finalize(s); }
+};
+using stmt_ptr = std::unique_ptr<sqlite3_stmt, stmt_deleter>;
+
+// A pointer SQLite binds as a blob (never nullptr: a null pointer would bind SQL NULL).
+inline const char* blob_data(std::string_view s) noexcept { return s.data() != nullptr ? s.data() : ""; }
+
+// The blob of column i of the current row (empty for a zero-length blob).
+inline std::string_view column_view(sqlite3_stmt* st, int i) noexcept {
+  const void* p = ::sqlite3_column_blob(st, i);  // before sqlite3_column_bytes, as SQLite asks
+  const int n = ::sqlite3_column_bytes(st, i);
+  return p != nullptr ? std::string_view(static_cast<const char*>(p), static_cast<std::size_t>(n)) : std::string_view();
+}
+
+// Resets a statement and clears its bindings when it leaves scope.
+struct stmt_reset {
+  sqlite3_stmt* st;
+  ~stmt_reset() {
+    ::sqlite3_reset(st);
+    ::sqlite3_clear_bindings(st);
+  }
+};
+
+class connection {
+ public:
+  enum slot : std::size_t { get_stmt, put_stmt, erase_stmt, begin_stmt, begin_immediate_stmt, commit_stmt, rollback_stmt,
+                            touch_stmt, slot_count };
+
+  // Opens `file` with `flags` (| SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE), sets the busy
+  // timeout and the page cache size. `where` prefixes error messages.
+  // Errors: backend_error "sqlite3_open_v2" (SQLITE_CANTOPEN: no such file without create, no
+  // permission); std::bad_alloc.
+  connection(const std::string& file, int flags, std::chrono::milliseconds busy, std::size_t cache_bytes,
+             const std::string& where) {
+    const int rc = ::sqlite3_open_v2(file.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nullptr);
+    if (rc != SQLITE_OK) {
+      std::string msg = describe(db_, rc, where + ": cannot open " + file);
+      ::sqlite3_close_v2(db_);
+      db_ = nullptr;
+      throw backend_error(msg, "sqlite3_open_v2", rc);
+    }
+    ::sqlite3_extended_result_codes(db_, 1);
+    ::sqlite3_busy_timeout(db_, static_cast<int>(busy.count()));
+    try {
+      exec("PRAGMA cache_size = -" + std::to_string(cache_bytes / 1024), where);
+    } catch (...) {  // e.g. SQLITE_NOTADB: the destructor will not run, close here
+      ::sqlite3_close_v2(db_);
+      throw;
+    }
+  }
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+  ~connection() {
+    for (auto& s : stmts_) s.reset();
+    ::sqlite3_close_v2(db_);
+  }
+
+  sqlite3* db() const noexcept { return db_; }
+
+  // Runs sql (no result rows wanted). Errors: as throw_sqlite_error, native_call "sqlite3_exec".
+  void exec(const std::string& sql, const std::string& where) {
+    const int rc = ::sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, where + " (" + sql + ")", "sqlite3_exec");
+  }
+
+  // A new statement. Errors: as throw_sqlite_error, native_call "sqlite3_prepare_v3".
+  stmt_ptr prepare(std::string_view sql, const std::string& where) const {
+    sqlite3_stmt* st = nullptr;
+    const int rc = ::sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st,
+                                        nullptr);
+    if (rc != SQLITE_OK) {
+      ::sqlite3_finalize(st);
+      throw_sqlite_error(db_, rc, where + " (preparing " + std::string(sql) + ")", "sqlite3_prepare_v3");
+    }
+    return stmt_ptr(st);
+  }
+
+  // The cached statement of slot s, prepared on first use.
+  sqlite3_stmt* cached(slot s, const std::string& where) {
+    static constexpr std::array<std::string_view, slot_count> sql = {
+        "SELECT v FROM kv WHERE k = ?1",
+        "INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)",
+        "DELETE FROM kv WHERE k = ?1",
+        "BEGIN",
+        "BEGIN IMMEDIATE",
+        "COMMIT",
+        "ROLLBACK",
+        "SELECT 1 FROM kv LIMIT 1",
+    };
+    if (!stmts_[s]) stmts_[s] = prepare(sql[s], where);
+    return stmts_[s].get();
+  }
+
+  // Steps the cached statement of slot s to completion (BEGIN, COMMIT, ...).
+  // Errors: as throw_sqlite_error, native_call "sqlite3_step".
+  void run(slot s, const std::string& where) {
+    sqlite3_stmt* st = cached(s, where);
+    int rc;
+    while ((rc = ::sqlite3_step(st)) == SQLITE_ROW) {
+    }
+    ::sqlite3_reset(st);
+    if (rc != SQLITE_DONE) throw_sqlite_error(db_, rc, where + " (" + ::sqlite3_sql(st) + ")", "sqlite3_step");
+  }
+
+  // Ends a transaction without throwing (after a failure); a no-op outside one.
+  void rollback_quietly() noexcept {
+    if (::sqlite3_get_autocommit(db_) == 0) ::sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+
+  // Point lookup of key into value. Returns false when absent.
+  // Errors: as throw_sqlite_error, native_call "sqlite3_step"/"sqlite3_bind_blob".
+  bool lookup(std::string_view key, std::string& value, const std::string& where) {
+    sqlite3_stmt* st = cached(get_stmt, where);
+    stmt_reset guard{st};
+    int rc = ::sqlite3_bind_blob(st, 1, blob_data(key), static_cast<int>(key.size()), SQLITE_STATIC);
+    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, where, "sqlite3_bind_blob");
+    rc = ::sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+      value.assign(column_view(st, 0));
+      return true;
+    }
+    if (rc == SQLITE_DONE) return false;
+    throw_sqlite_error(db_, rc, where, "sqlite3_step");
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::array<stmt_ptr, slot_count> stmts_;
+};
+
+// The reader connections of one backend.
+class reader_pool {
+ public:
+  reader_pool(std::string file, std::chrono::milliseconds busy, std::size_t cache_bytes, std::size_t idle,
+              std::string where)
+      : file_(std::move(file)), busy_(busy), cache_bytes_(cache_bytes), idle_max_(idle), where_(std::move(where)) {}
+
+  // A connection of its own until the lease ends.
+  class lease {
+   public:
+    lease(reader_pool* p, std::unique_ptr<connection> c) noexcept : pool_(p), c_(std::move(c)) {}
+    lease(lease&& o) noexcept : pool_(o.pool_), c_(std::move(o.c_)) {}
+    lease& operator=(lease&&) = delete;
+    ~lease() {
+      if (c_) pool_->release(std::move(c_));
+    }
+    connection& operator*() const noexcept { return *c_; }
+    connection* operator->() const noexcept { return c_.get(); }
+
+   private:
+    reader_pool* pool_;
+    std::unique_ptr<connection> c_;
+  };
+
+  // An idle connection, or a new one (read-only by PRAGMA query_only).
+  // Errors: backend_error "sqlite3_open_v2"/"sqlite3_exec"; std::bad_alloc.
+  lease acquire() {
+    {
+      std::lock_guard lk(mu_);
+      if (!idle_.empty()) {
+        std::unique_ptr<connection> c = std::move(idle_.back());
+        idle_.pop_back();
+        return lease(this, std::move(c));
+      }
+    }
+    auto c = std::make_unique<connection>(file_, SQLITE_OPEN_READWRITE, busy_, cache_bytes_, where_);
+    c->exec("PRAGMA query_only = 1", where_);
+    return lease(this, std::move(c));
+  }
+
+ private:
+  void release(std::unique_ptr<connection> c) noexcept {
+    c->rollback_quietly();
+    std::unique_lock lk(mu_);
+    if (idle_.size() < idle_max_) {
+      try {
+        idle_.push_back(std::move(c));
+      } catch (...) {  // out of memory: close it instead (outside the lock, below)
+      }
+    }
+    lk.unlock();
+    c.reset();
+  }
+
+  std::string file_;
+  std::chrono::milliseconds busy_;
+  std::size_t cache_bytes_;
+  std::size_t idle_max_;
+  std::string where_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<connection>> idle_;
+};
+
+}  // namespace sqlite_detail
+KEYSCHEMA_END_NAMESPACE
