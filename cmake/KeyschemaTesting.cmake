@@ -39,6 +39,7 @@
 #       end matters.
 #
 #   keyschema_add_package_tests()        package.find_package and package.add_subdirectory
+#                                        (with KEYSCHEMA_FRONTEND_TESTS only: see below)
 #   keyschema_check_registered(<dir>...) the test tests.registered fails while a *.cpp under
 #                                        <dir> is not handed to one of the helpers
 #
@@ -47,14 +48,17 @@
 #                                  (<catch2/catch.hpp>, <keyschema/keyschema.hpp>) per build tree,
 #                                  target keyschema_test_pch, compiled with the tests' exact flags
 #   KEYSCHEMA_TEST_OPTIMIZE ("")   an optimisation flag (scripts/test: -O1 in its Release pass)
-#                                  added after the build type's to the unit/conformance tests and
-#                                  the Catch2 main; NDEBUG stays as the build type defines it
+#                                  added after the build type's to the unit/conformance tests;
+#                                  NDEBUG stays as the build type defines it. The Catch2 main is
+#                                  always compiled at -O0
 #   KEYSCHEMA_CONFORMANCE_BATCH (4) topic files per conformance translation unit: above 1 the
 #                                  topics are compiled in unity batches of that size (fewer,
 #                                  larger objects: less CPU in all, less parallelism)
 #   KEYSCHEMA_FRONTEND_TESTS (ON)  register the static, compile-fail and documentation tests; they
 #                                  exercise only the front end (-O0, no sanitizer), so scripts/test
-#                                  runs them in its Release pass only (OFF in the sanitizer passes)
+#                                  runs them in its Release pass only (OFF in the sanitizer passes).
+#                                  The package tests (keyschema_add_package_tests) follow it too:
+#                                  they build a consumer without sanitizers
 #
 # A registered source file that does not exist is reported as a failing test of the same name
 # (and a configure warning) rather than breaking the configuration.
@@ -91,9 +95,10 @@ target_include_directories(keyschema_test_support INTERFACE "${PROJECT_SOURCE_DI
 add_library(keyschema_test_main OBJECT "${PROJECT_SOURCE_DIR}/tests/support/main.cpp")
 target_link_libraries(keyschema_test_main PUBLIC keyschema_test_support)
 keyschema_warnings(keyschema_test_main)
-if(KEYSCHEMA_TEST_OPTIMIZE)
-  target_compile_options(keyschema_test_main PRIVATE ${KEYSCHEMA_TEST_OPTIMIZE})
-endif()
+# At -O0 in every configuration (after the build type's -O: the last one wins): it is Catch2's
+# runner, the largest translation unit of the suite, and its speed does not matter, while
+# optimising it cost about 30 s of CPU per build tree.
+target_compile_options(keyschema_test_main PRIVATE -O0)
 # Not instrumented: it is Catch2's runner, not keyschema code, and instrumenting it costs about a
 # minute of compile time per sanitizer build. Sanitized test code links with it normally.
 
@@ -347,6 +352,10 @@ endfunction()
 # tests/package with find_package) and package.add_subdirectory (build tests/package with
 # add_subdirectory of this source tree). Both use the adapters this build has enabled.
 function(keyschema_add_package_tests)
+  # The consumer is built without sanitizers: a sanitizer pass would only build it again.
+  if(NOT KEYSCHEMA_FRONTEND_TESTS)
+    return()
+  endif()
   set(components "")
   foreach(component leveldb lmdb sqlite)
     if(TARGET keyschema::${component})
