@@ -12,6 +12,8 @@ packages=(
   libleveldb-dev    # keyschema::leveldb
   python3-plyvel    # LevelDB interop test (tests/unit/leveldb_plyvel_test.cpp)
   liblmdb-dev       # keyschema::lmdb
+  librocksdb-dev    # keyschema::rocksdb
+  rocksdb-tools     # RocksDB interop test: `ldb` reads what keyschema writes (rocksdb_ldb_test)
   strace            # tests: LMDB's commit order (lmdb_power_loss_test)
   libbenchmark-dev  # benchmarks
   python3           # tests/docs/extract_cpp_blocks.py (docs.* tests)
