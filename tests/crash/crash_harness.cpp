@@ -1,7 +1,7 @@
 // tests/crash/crash_harness.cpp: kills a writer process at random moments and checks that the
 // store it wrote is intact after every kill (see docs/reliability.md).
 //
-//   crash_harness --backend leveldb|lmdb --dir <scratch> [--kills N] [--seed S] [--reset-every R]
+//   crash_harness --backend leveldb|lmdb|rocksdb --dir <scratch> [--kills N] [--seed S] [--reset-every R]
 //                 [--max-delay-ms D] [--fault split|early-ack]                          (driver)
 //   crash_harness child --backend B --dir D --ack-fd FD --seed S [--commits K]          (writer)
 //
@@ -35,6 +35,9 @@
 #include <keyschema/keyschema.hpp>
 #include <keyschema/leveldb.hpp>
 #include <keyschema/lmdb.hpp>
+#if defined(KEYSCHEMA_CRASH_WITH_ROCKSDB)
+#include <keyschema/rocksdb.hpp>
+#endif
 
 #include <fcntl.h>
 #include <poll.h>
@@ -164,7 +167,15 @@ auto with_store(const options& o, Fn&& fn) {
     ks::store<crash_schema, ks::lmdb_backend> db(o.dir, lo);
     return fn(db);
   }
-  die("unknown backend '" + o.backend + "' (leveldb or lmdb)");
+#if defined(KEYSCHEMA_CRASH_WITH_ROCKSDB)
+  if (o.backend == "rocksdb") {
+    ks::rocksdb_options ro;
+    ro.write_buffer_bytes = std::size_t{64} << 10;  // frequent log switches, flushes and compactions
+    ks::store<crash_schema, ks::rocksdb_backend> db(o.dir, ro);
+    return fn(db);
+  }
+#endif
+  die("unknown backend '" + o.backend + "' (leveldb, lmdb or rocksdb)");
 }
 
 template <class Store>
@@ -532,7 +543,7 @@ options parse(int argc, char** argv, bool& child) {
     else if (a == "--fault") o.fault = v;
     else die("unknown argument " + std::string(a));
   }
-  if (o.backend.empty() || o.dir.empty()) die("usage: crash_harness --backend leveldb|lmdb --dir <dir> [--kills N]");
+  if (o.backend.empty() || o.dir.empty()) die("usage: crash_harness --backend leveldb|lmdb|rocksdb --dir <dir> [--kills N]");
   if (o.max_delay_ms == 0) o.max_delay_ms = 1;
   return o;
 }
