@@ -490,6 +490,10 @@ int driver_main(options o) {
         if (kill == 1) break;
       }
     }
+    // A late kill that saw no acknowledgement came before the writer's first commit: start-up
+    // now takes longer than estimated (recovery grew, the machine got busier), and without this
+    // every later kill would land in it too and the writer would never commit again.
+    if (!early && kill > 1 && st.acks == acks_before) startup_us += startup_us / 2;
     first_ack_seen = false;
     ::kill(c.pid, SIGKILL);
     const int status = reap(c.pid);
