@@ -544,8 +544,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       const key_range whole{view.range().lower, view.range().upper, false};
       std::size_t n = 0;
       bool native = true;
-      for (auto c = backend_.cursor(whole, nullptr); native && c.valid(); c.next()) {
-        native = detail::key_codec<KS>::matches(c.key()) && n < view.max_count();
+      for (auto c = backend_.cursor(whole, nullptr); c.valid(); c.next()) {
+        if (!detail::key_codec<KS>::matches(c.key()) || n == view.max_count()) {
+          native = false;  // another keyspace's key, or more keys than the limit: erase in batches
+          break;
+        }
         ++n;
       }
       if (native) {
