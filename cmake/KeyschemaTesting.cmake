@@ -5,10 +5,10 @@
 #       A Catch2 executable linked with the shared main (tests/support/main.cpp, compiled once),
 #       keyschema::keyschema and LIBS; registered as the CTest test <name> with label `unit` plus
 #       LABELS. Use LABELS concurrency for tests that start threads: the TSan pass runs only that
-#       label (tests that link keyschema::leveldb are left out of it: LevelDB is not
-#       instrumented). A test whose LIBS name a target that does not exist (a disabled adapter
-#       keyschema::leveldb / keyschema::lmdb, or keyschema::dump_support when the tools are not
-#       built) is skipped with a status message.
+#       label (tests that link keyschema::leveldb or keyschema::rocksdb are left out of it: LevelDB
+#       and RocksDB are not instrumented). A test whose LIBS name a target that does not exist (a
+#       disabled adapter keyschema::leveldb / keyschema::lmdb / keyschema::rocksdb, or
+#       keyschema::dump_support when the tools are not built) is skipped with a status message.
 #       Each test runs in its own scratch directory <build>/tests/work/<name>, which is also its
 #       TMPDIR (std::filesystem::temp_directory_path()), with Catch2's --warn NoAssertions (a
 #       test case that asserts nothing fails) and --order rand (the seed is printed). A test that
@@ -215,15 +215,16 @@ function(keyschema_add_unit_test)
   if(NOT arg_TIMEOUT)
     set(arg_TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
   endif()
-  if(KEYSCHEMA_SANITIZE MATCHES "thread" AND "keyschema::leveldb" IN_LIST arg_LIBS
+  if(KEYSCHEMA_SANITIZE MATCHES "thread" AND ("keyschema::leveldb" IN_LIST arg_LIBS OR "keyschema::rocksdb" IN_LIST arg_LIBS)
      AND "concurrency" IN_LIST arg_LABELS)
-    # Debian's libleveldb is not instrumented: TSan cannot see its internal synchronisation
-    # (skip-list atomics, the group-commit hand-off) and reports races that do not exist, and
-    # ignoring uninstrumented modules hides LevelDB's mutexes instead. Such a test keeps running
-    # in the other configurations; concurrency over the memory and LMDB backends is TSan-checked.
+    # Debian's libleveldb and librocksdb are not instrumented: TSan cannot see their internal
+    # synchronisation (skip-list atomics, the group-commit hand-off) and reports races that do not
+    # exist, and ignoring uninstrumented modules hides their mutexes instead. Such a test keeps
+    # running in the other configurations; concurrency over the memory and LMDB backends is
+    # TSan-checked.
     list(REMOVE_ITEM arg_LABELS concurrency)
     list(APPEND arg_LABELS concurrency_not_tsan)
-    message(STATUS "keyschema: ${arg_NAME} is not in the TSan concurrency run (links uninstrumented LevelDB)")
+    message(STATUS "keyschema: ${arg_NAME} is not in the TSan concurrency run (links uninstrumented LevelDB or RocksDB)")
   endif()
 
   add_executable(${arg_NAME} ${arg_SOURCES})
@@ -357,7 +358,7 @@ function(keyschema_add_package_tests)
     return()
   endif()
   set(components "")
-  foreach(component leveldb lmdb sqlite)
+  foreach(component leveldb lmdb rocksdb sqlite)
     if(TARGET keyschema::${component})
       list(APPEND components ${component})
     endif()

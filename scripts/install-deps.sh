@@ -14,6 +14,8 @@ packages=(
   liblmdb-dev       # keyschema::lmdb
   libsqlite3-dev    # keyschema::sqlite (SQLite 3.37 or later)
   sqlite3           # tests: the sqlite3 shell reads what keyschema writes (sqlite_shell_test)
+  librocksdb-dev    # keyschema::rocksdb
+  rocksdb-tools     # RocksDB interop test: `ldb` reads what keyschema writes (rocksdb_ldb_test)
   strace            # tests: LMDB's commit order (lmdb_power_loss_test)
   libbenchmark-dev  # benchmarks
   python3           # tests/docs/extract_cpp_blocks.py (docs.* tests)

@@ -12,8 +12,8 @@
 //
 // What counts as evidence:
 //   LMDB     data.mdb or lock.mdb
-//   RocksDB  an OPTIONS-* file, or IDENTITY together with CURRENT (RocksDB writes both; LevelDB
-//            never writes IDENTITY or OPTIONS-*)
+//   RocksDB  an OPTIONS-* file, or IDENTITY together with CURRENT or a MANIFEST-* (RocksDB writes
+//            IDENTITY first when it creates a database; LevelDB never writes IDENTITY or OPTIONS-*)
 //   LevelDB  CURRENT, a MANIFEST-* or a *.ldb file, when the directory is not RocksDB's
 //   SQLite   a regular file starting with the 16 bytes "SQLite format 3\0" (also `path` itself
 //            when it is such a file; SQLite databases are single files)
@@ -112,7 +112,7 @@ inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& p
   if (!fs::is_directory(st)) return found;
 
   std::string leveldb, lmdb, rocksdb, sqlite;
-  bool current = false, identity = false;
+  bool current = false, identity = false, manifest = false;
   for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     const std::string_view n = name;
@@ -123,6 +123,7 @@ inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& p
     if (n.substr(0, 8) == "OPTIONS-") first(rocksdb);
     if (n == "CURRENT") current = true;
     if (n == "IDENTITY") identity = true;
+    if (n.substr(0, 9) == "MANIFEST-") manifest = true;
     if (n == "CURRENT") leveldb = name;  // the file LevelDB itself looks for: the clearest evidence
     if (n.substr(0, 9) == "MANIFEST-" || (n.size() > 4 && n.substr(n.size() - 4) == ".ldb")) first(leveldb);
     std::error_code fec;
@@ -130,7 +131,7 @@ inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& p
       if (detail::starts_with_sqlite_header(it->path())) sqlite = name;
     }
   }
-  if (rocksdb.empty() && identity && current) rocksdb = "IDENTITY";
+  if (rocksdb.empty() && identity && (current || manifest)) rocksdb = "IDENTITY";
   if (!rocksdb.empty()) leveldb.clear();  // RocksDB's CURRENT and MANIFEST-* are its own
   if (!leveldb.empty()) found.push_back({storage_engine::leveldb, leveldb});
   if (!lmdb.empty()) found.push_back({storage_engine::lmdb, lmdb});
@@ -152,6 +153,7 @@ inline void require_engine(const std::filesystem::path& path, storage_engine own
     std::string remedy;
     if (e.engine == storage_engine::leveldb) remedy = "open it with keyschema::leveldb_backend";
     else if (e.engine == storage_engine::lmdb) remedy = "open it with keyschema::lmdb_backend";
+    else if (e.engine == storage_engine::rocksdb) remedy = "open it with keyschema::rocksdb_backend";
     else if (e.engine == storage_engine::sqlite) remedy = "open it with keyschema::sqlite_backend";
     else remedy = "keyschema has no " + std::string(engine_name(e.engine)) + " adapter yet; choose another path";
     throw wrong_engine_error(std::string(who) + ": " + path.string() + " holds " +

@@ -559,9 +559,29 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // Erases every entry the scan covers (its prefix, bounds and limit), in bounded batches of
   // at most erase_chunk keys (fewer under the backend's limits): each chunk is atomic, the whole is not (a crash midway leaves a suffix of
   // the range). Readers are never blocked for long. Returns how many entries it erased.
+  // On a backend_with_erase_range (RocksDB) a range whose every key belongs to KS and that holds
+  // no more keys than the scan's limit is instead counted and then erased natively, in one atomic
+  // write (writers wait while it is counted).
   // Errors: backend_error; what was erased before the error stays erased.
   template <class KS, std::size_t K>
   std::size_t erase_range(const scan_view<KS, store, K>& view, const write_options& opts = {}) {
+    if constexpr (backend_with_erase_range<Backend>) {
+      auto lk = lock_writer();
+      const key_range whole{view.range().lower, view.range().upper, false};
+      std::size_t n = 0;
+      bool native = true;
+      for (auto c = backend_.cursor(whole, nullptr); c.valid(); c.next()) {
+        if (!detail::key_codec<KS>::matches(c.key()) || n == view.max_count()) {
+          native = false;  // another keyspace's key, or more keys than the limit: erase in batches
+          break;
+        }
+        ++n;
+      }
+      if (native) {
+        if (n > 0) backend_.erase_range(whole, opts);
+        return n;
+      }
+    }
     key_range r = view.range();
     std::string lower(r.lower), upper(r.upper);
     const bool reverse = r.reverse;

@@ -16,6 +16,11 @@
 #include <keyschema/sqlite.hpp>
 #include <sqlite3.h>
 #endif
+#if defined(CONSUMER_WITH_ROCKSDB)
+#include <keyschema/rocksdb.hpp>
+#include <rocksdb/db.h>
+#include <rocksdb/version.h>
+#endif
 
 #include <cstdint>
 #include <cstdio>
@@ -68,6 +73,15 @@ int main() {
     ++failures;
   }
   std::printf("sqlite %s\n", sqlite3_libversion());
+#endif
+#if defined(CONSUMER_WITH_ROCKSDB)
+  // Linking a RocksDB symbol proves keyschema::rocksdb carries the RocksDB library.
+  const std::string rocksdb_version = rocksdb::GetRocksVersionAsString();
+  if (rocksdb_version.empty() || rocksdb_version[0] != char('0' + ROCKSDB_MAJOR)) {
+    std::puts("FAIL: rocksdb::GetRocksVersionAsString");
+    ++failures;
+  }
+  std::printf("rocksdb %s\n", rocksdb_version.c_str());
 #endif
 
   std::puts(failures == 0 ? "consumer: ok" : "consumer: FAILED");

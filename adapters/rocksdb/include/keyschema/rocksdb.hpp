@@ -1,0 +1,449 @@
+// keyschema/rocksdb.hpp: keyschema::rocksdb_backend, the RocksDB storage adapter.
+//
+// rocksdb_backend meets the byte-level contract of <keyschema/backend.hpp> on one RocksDB
+// database directory (its default column family), with the same observable behaviour as
+// memory_backend: keys in unsigned byte (memcmp) order (RocksDB's default BytewiseComparator),
+// atomic batches in which later operations on the same key win (rocksdb::WriteBatch), snapshots
+// (rocksdb::Snapshot) and cursors (rocksdb::Iterator) that read one consistent state while
+// writers go on. It also models backend_with_erase_range: keyschema::store erases a whole range
+// with one rocksdb::WriteBatch::DeleteRange tombstone instead of one tombstone per key.
+//
+// Durability: write_options::sync (the default) maps to rocksdb::WriteOptions::sync; a synced
+// write fsyncs every write-ahead log still needed for recovery, so it also makes every earlier
+// write durable. Damaged files are errors, not silent loss: paranoid_checks and verify_checksums
+// are on, the write-ahead log is replayed in kTolerateCorruptedTailRecords mode (only an
+// unacknowledged torn last record is dropped; see rocksdb_wal_recovery), synced write-ahead logs
+// are tracked in the MANIFEST (a missing one fails the open), and a directory holding data files
+// but no CURRENT is refused. See docs/backends/rocksdb.md.
+//
+// Usually reached through keyschema::store<Schema, keyschema::rocksdb_backend>, which forwards
+// its constructor arguments here:
+//
+//   keyschema::rocksdb_backend db("/var/lib/broker/messages", {.cache_bytes = 64 << 20});
+//
+// One database directory is open by at most one rocksdb_backend at a time, in any process
+// (RocksDB's LOCK file); a second open raises keyschema::locked_error.
+//
+// Thread-safety: get, snapshot, cursor, limits, approximate_size and property may be called
+// concurrently from any number of threads, also while other threads are inside write(),
+// erase_range() or compact_range() (RocksDB synchronizes internally). A single cursor or snapshot
+// object is not shared between threads without external synchronization. Construction, moves and
+// destruction need exclusive access.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/engine_probe.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/rocksdb/cursor.hpp>
+#include <keyschema/rocksdb/detail/orphan_check.hpp>
+#include <keyschema/rocksdb/detail/status.hpp>
+#include <keyschema/rocksdb/options.hpp>
+#include <keyschema/rocksdb/snapshot.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/iterator.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+class rocksdb_backend {
+ public:
+  using snapshot_type = rocksdb_snapshot;
+  using cursor_type = rocksdb_cursor;
+
+  // Opens (and with options.create_if_missing creates) the RocksDB database in directory `path`.
+  // Errors:
+  //   wrong_engine_error, native_call "keyschema::probe_engines": `path` holds another engine's
+  //     database (LevelDB, LMDB, SQLite; see <keyschema/engine_probe.hpp>); what() names the
+  //     engine, the file that shows it and the path. Nothing was created.
+  //     Remedy: open it with that engine's adapter.
+  //   backend_error, native_call "std::filesystem::create_directories": the directory or one of
+  //     its parents could not be created (a path component is a regular file, no permission, a
+  //     read-only file system); native_code() is the errno value and what() names the path.
+  //     Only attempted when create_if_missing is set. Remedy: choose a writable location.
+  //   backend_error, native_call "std::filesystem::exists", native_code() 2 (corruption): the
+  //     directory holds RocksDB table or log files but no CURRENT file (RocksDB would create an
+  //     empty database over them and delete them). Remedy: restore CURRENT or run `ldb repair`,
+  //     then reopen.
+  //   locked_error, native_call "rocksdb::DB::Open": another rocksdb_backend (or any RocksDB
+  //     handle) in this or another process has the database open. Remedy: close the other
+  //     handle, or share one backend (it is thread-safe) instead of opening the path twice.
+  //   backend_error, native_call "rocksdb::DB::Open", native_code() a rocksdb::Status::Code:
+  //     4 (invalid argument): no database at path and create_if_missing is false, or one exists
+  //       and error_if_exists is true;
+  //     2 (corruption): CURRENT, MANIFEST or a write-ahead log record is damaged (except a torn
+  //       last record, see rocksdb_wal_recovery), a table file the MANIFEST lists is missing or
+  //       damaged, or a synced write-ahead log the MANIFEST tracks is missing or shorter. No data
+  //       was dropped and no file deleted. Remedy: restore the file from a backup, or `ldb
+  //       repair` on the directory (keeps what is readable), or, for a damaged log only, open
+  //       once with wal_recovery = point_in_time (drops the damaged record and all after it);
+  //     5 (IO error): a file could not be read or written. Remedy: check permissions, free disk
+  //       space and file descriptors (max_open_files).
+  //   std::bad_alloc.
+  explicit rocksdb_backend(const std::filesystem::path& path, const rocksdb_options& options = {})
+      : s_(std::make_unique<state>()) {
+    s_->path = path.string();
+    s_->max_entry = std::min(options.max_entry_bytes, rocksdb_max_entry_bytes);
+    s_->verify_checksums = options.verify_checksums;
+    // Before RocksDB creates anything: another engine's database is refused, not filled.
+    require_engine(path, storage_engine::rocksdb, "keyschema::rocksdb_backend");
+
+    if (options.create_if_missing) {
+      std::error_code ec;
+      std::filesystem::create_directories(path, ec);
+      if (ec) {
+        throw backend_error("keyschema::rocksdb_backend: cannot create the database directory '" + s_->path +
+                                "': " + ec.message(),
+                            "std::filesystem::create_directories", ec.value());
+      }
+    }
+
+    ::rocksdb::Options o;
+    o.create_if_missing = options.create_if_missing;
+    o.error_if_exists = options.error_if_exists;
+    o.paranoid_checks = options.paranoid_checks;
+    o.wal_recovery_mode = native_recovery_mode(options.wal_recovery);
+    o.track_and_verify_wals_in_manifest = true;
+    o.write_buffer_size = options.write_buffer_bytes;
+    o.max_open_files = options.max_open_files;
+    o.compression = options.compression ? ::rocksdb::kSnappyCompression : ::rocksdb::kNoCompression;
+    ::rocksdb::BlockBasedTableOptions t;
+    if (options.cache_bytes > 0) t.block_cache = ::rocksdb::NewLRUCache(options.cache_bytes);
+    else t.no_block_cache = true;
+    if (options.bloom_bits_per_key > 0) {
+      t.filter_policy.reset(::rocksdb::NewBloomFilterPolicy(options.bloom_bits_per_key));
+    }
+    o.table_factory.reset(::rocksdb::NewBlockBasedTableFactory(t));
+
+    rocksdb_detail::refuse_database_without_current(s_->path);
+    ::rocksdb::DB* db = nullptr;
+    const ::rocksdb::Status st = ::rocksdb::DB::Open(o, s_->path, &db);
+    if (!st.ok()) {
+      delete db;  // nullptr on failure; deleting keeps this correct should RocksDB ever change
+      if (rocksdb_detail::rocksdb_is_lock_conflict(st)) {
+        throw locked_error("keyschema::rocksdb_backend: the database '" + s_->path +
+                               "' is already open (its LOCK file is held by another process or another "
+                               "handle in this process): " + st.ToString(),
+                           "rocksdb::DB::Open", rocksdb_detail::rocksdb_code(st));
+      }
+      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: cannot open '" + s_->path + "'",
+                                          "rocksdb::DB::Open");
+    }
+    s_->db.reset(db);
+  }
+
+  // Moving transfers the open database; snapshots and cursors taken before the move stay valid
+  // and must now be destroyed before the new owner. A moved-from backend may only be destroyed
+  // or assigned to.
+  rocksdb_backend(rocksdb_backend&&) noexcept = default;
+  rocksdb_backend& operator=(rocksdb_backend&&) noexcept = default;
+  rocksdb_backend(const rocksdb_backend&) = delete;
+  rocksdb_backend& operator=(const rocksdb_backend&) = delete;
+
+  // Closes the database: syncs the write-ahead log (so writes made with sync = false become
+  // durable too), waits for background work (rocksdb::DB::Close), then releases the files and
+  // the LOCK. A failure of that sync or close cannot be reported: use an empty write_batch with
+  // sync = true before closing to see it.
+  // REQUIRES: every snapshot and cursor of this backend has been destroyed.
+  ~rocksdb_backend() = default;
+
+  // Reads key in *snap (the latest committed state when snap is nullptr) into value.
+  // Returns false when the key does not exist (value is then unspecified).
+  // Errors:
+  //   backend_error, native_call "rocksdb::DB::Get": 2 (corruption) a damaged table block
+  //     (detected by its checksum with verify_checksums, the default); 5 (IO error) a failed
+  //     read. Remedy: as for cursor errors, see rocksdb_cursor::next().
+  // REQUIRES: snap, when not null, comes from this backend.
+  bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
+    const ::rocksdb::Status st = s_->db->Get(read_options(snap), ::rocksdb::Slice(key.data(), key.size()), &value);
+    if (st.ok()) return true;
+    if (st.IsNotFound()) return false;
+    rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: get from '" + s_->path + "'",
+                                        "rocksdb::DB::Get");
+  }
+
+  // Applies batch atomically (one rocksdb::WriteBatch): a reader sees all of it or none of it,
+  // and after a crash either all or none of it is recovered. Later operations on the same key
+  // win. With opts.sync the write-ahead log is fsync'ed before write() returns, and every write
+  // before it is on stable storage too (RocksDB syncs every live log, also those it switched
+  // away from); an empty batch with opts.sync only forces earlier unsynced writes to stable
+  // storage (rocksdb::DB::SyncWAL), and an empty batch without it does nothing.
+  // May be called concurrently (RocksDB queues writers and may commit them as one group).
+  // Errors (nothing of batch was applied in each case):
+  //   limit_error: an operation's key plus value is larger than limits().max_entry_bytes
+  //     (rocksdb_options::max_entry_bytes), or the batch has 2^32 operations or more.
+  //     Remedy: split the value, or raise max_entry_bytes up to rocksdb_max_entry_bytes.
+  //   backend_error, native_call "rocksdb::DB::Write" (or "rocksdb::DB::SyncWAL" for an empty
+  //     synced batch), native_code 5 (IO error): the write-ahead log could not be written or
+  //     synced (disk full, I/O error), or 2 (corruption) / 5 after a background flush or
+  //     compaction failed: RocksDB then refuses every further write with that error.
+  //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
+  //     intact part of the log).
+  //   std::bad_alloc.
+  void write(const write_batch& batch, const write_options& opts) {
+    if (batch.empty()) {
+      if (opts.sync) sync_wal();
+      return;
+    }
+    if (batch.size() > std::size_t{0xFFFFFFFF}) {
+      throw limit_error("keyschema::rocksdb_backend: a batch of " + std::to_string(batch.size()) +
+                        " operations exceeds RocksDB's limit of 2^32 - 1 per batch; nothing was written");
+    }
+    ::rocksdb::WriteBatch wb;
+    for (const write_batch::op o : batch) {
+      if (o.key.size() > s_->max_entry || o.value.size() > s_->max_entry - o.key.size()) {
+        throw limit_error("keyschema::rocksdb_backend: an operation of " + std::to_string(o.key.size()) +
+                          " key bytes and " + std::to_string(o.value.size()) + " value bytes exceeds the limit of " +
+                          std::to_string(s_->max_entry) +
+                          " bytes per entry (rocksdb_options::max_entry_bytes); nothing was written");
+      }
+      const ::rocksdb::Slice k(o.key.data(), o.key.size());
+      const ::rocksdb::Status st = o.kind == write_batch::op_kind::put
+                                       ? wb.Put(k, ::rocksdb::Slice(o.value.data(), o.value.size()))
+                                       : wb.Delete(k);
+      if (!st.ok()) {
+        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: building a batch for '" + s_->path +
+                                                    "' failed, nothing was applied",
+                                            "rocksdb::WriteBatch::Put");
+      }
+    }
+    commit(wb, opts, batch.size());
+  }
+
+  // Erases every key k with range.lower <= k < range.upper (no upper bound when range.upper is
+  // empty; range.reverse is ignored) in one atomic rocksdb::WriteBatch: one range tombstone
+  // (rocksdb::WriteBatch::DeleteRange), plus a point tombstone for the last key when the range
+  // has no upper bound. Durability as write(). Reads and cursors skip the erased keys at once;
+  // the space returns when compactions drop the tombstone (compact_range forces it).
+  // Errors: backend_error, native_call "rocksdb::Iterator" (reading the last key, only when
+  // range.upper is empty; see rocksdb_cursor::next()) or "rocksdb::DB::Write" (see write());
+  // nothing was erased. std::bad_alloc.
+  void erase_range(const key_range& range, const write_options& opts) {
+    std::string upper(range.upper);
+    ::rocksdb::WriteBatch wb;
+    if (upper.empty()) {
+      const std::optional<std::string> last = last_key();
+      if (!last || *last < range.lower) {
+        if (opts.sync) sync_wal();
+        return;
+      }
+      upper = *last;
+      const ::rocksdb::Status st = wb.Delete(::rocksdb::Slice(upper));
+      if (!st.ok()) {
+        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: erasing a range of '" + s_->path + "'",
+                                            "rocksdb::WriteBatch::Delete");
+      }
+    }
+    if (range.lower < std::string_view(upper)) {
+      const ::rocksdb::Status st =
+          wb.DeleteRange(::rocksdb::Slice(range.lower.data(), range.lower.size()), ::rocksdb::Slice(upper));
+      if (!st.ok()) {
+        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: erasing a range of '" + s_->path + "'",
+                                            "rocksdb::WriteBatch::DeleteRange");
+      }
+    }
+    if (wb.Count() == 0) {
+      if (opts.sync) sync_wal();
+      return;
+    }
+    commit(wb, opts, wb.Count());
+  }
+
+  // A view of the latest committed state that does not change while writers go on. Copies share
+  // one rocksdb::Snapshot, released when the last copy is destroyed. Live snapshots keep the
+  // versions they see from being compacted away: do not keep them for hours.
+  // Errors: std::bad_alloc. REQUIRES: every copy is destroyed before the backend.
+  snapshot_type snapshot() const { return snapshot_type(s_->db.get(), s_->db->GetSnapshot()); }
+
+  // A cursor over the keys k with range.lower <= k < range.upper (no upper bound when
+  // range.upper is empty), ascending, or descending from the last key < upper when
+  // range.reverse. Reads *snap (keeping a copy of it alive), or RocksDB's implicit snapshot of
+  // the latest state when snap is nullptr. The bounds are copied.
+  // Errors: as rocksdb_cursor::next() (the first entry is read here); std::bad_alloc.
+  // REQUIRES: the cursor is destroyed before the backend; snap, when not null, comes from this
+  // backend.
+  cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
+    return cursor_type(*s_->db, read_options(snap), snap ? std::optional<snapshot_type>(*snap) : std::nullopt, range,
+                       &s_->path);
+  }
+
+  // What write() accepts. RocksDB's limit is on key plus value of one operation:
+  // max_entry_bytes = rocksdb_options::max_entry_bytes (at most rocksdb_max_entry_bytes), and so
+  // is max_key_bytes (a key that long only fits with an empty value); max_ops_per_write = 2^32 - 1
+  // (the count field of a rocksdb::WriteBatch). Values and batch bytes have no limit of their own.
+  backend_limits limits() const noexcept {
+    backend_limits l;
+    l.max_key_bytes = s_->max_entry;
+    l.max_entry_bytes = s_->max_entry;
+    l.max_ops_per_write = std::size_t{0xFFFFFFFF};
+    return l;
+  }
+
+  // Compacts the table files overlapping [range.lower, range.upper] (an empty bound is open;
+  // range.reverse is ignored) down to the last level, rewriting the last level too: erased and
+  // overwritten entries and range tombstones no live snapshot can see are dropped, and the disk
+  // space is returned. Blocks until done; may take long on large ranges. Readers and writers may
+  // go on meanwhile.
+  // Errors: backend_error, native_call "rocksdb::DB::CompactRange" (5, IO error: disk full or a
+  // failed read or write; 2, corruption: a damaged table file). Remedy: free space, check the
+  // disk.
+  void compact_range(const key_range& range) {
+    const ::rocksdb::Slice lower(range.lower.data(), range.lower.size());
+    const ::rocksdb::Slice upper(range.upper.data(), range.upper.size());
+    ::rocksdb::CompactRangeOptions co;
+    co.bottommost_level_compaction = ::rocksdb::BottommostLevelCompaction::kForceOptimized;
+    const ::rocksdb::Status st =
+        s_->db->CompactRange(co, range.lower.empty() ? nullptr : &lower, range.upper.empty() ? nullptr : &upper);
+    if (!st.ok()) {
+      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: compacting '" + s_->path + "'",
+                                          "rocksdb::DB::CompactRange");
+    }
+  }
+
+  // Approximate bytes of table files used by the keys in range (rocksdb::DB::GetApproximateSizes;
+  // range.reverse is ignored). Data still in the memtables (recent writes, up to
+  // write_buffer_bytes) is not counted, and the size is compressed size.
+  // Errors: backend_error, native_call "rocksdb::Iterator", only when range.upper is empty (the
+  // last key is read to close the range): as rocksdb_cursor::next(); "rocksdb::DB::
+  // GetApproximateSizes" when RocksDB cannot estimate.
+  std::uint64_t approximate_size(const key_range& range) const {
+    std::string limit;
+    if (range.upper.empty()) {
+      const std::optional<std::string> last = last_key();
+      if (!last) return 0;
+      limit = *last;
+      limit.push_back('\0');  // the smallest key after the last one
+    } else {
+      limit.assign(range.upper);
+    }
+    if (!(range.lower < std::string_view(limit))) return 0;
+    const ::rocksdb::Range r(::rocksdb::Slice(range.lower.data(), range.lower.size()), limit);
+    std::uint64_t size = 0;
+    ::rocksdb::SizeApproximationOptions so;
+    so.include_files = true;
+    so.include_memtables = false;
+    const ::rocksdb::Status st = s_->db->GetApproximateSizes(so, s_->db->DefaultColumnFamily(), &r, 1, &size);
+    if (!st.ok()) {
+      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: estimating sizes in '" + s_->path + "'",
+                                          "rocksdb::DB::GetApproximateSizes");
+    }
+    return size;
+  }
+
+  // The value of a RocksDB property (rocksdb::DB::GetProperty), e.g. "rocksdb.stats",
+  // "rocksdb.levelstats", "rocksdb.num-files-at-level0", "rocksdb.estimate-num-keys";
+  // std::nullopt for an unknown property. Errors: std::bad_alloc.
+  std::optional<std::string> property(std::string_view name) const {
+    std::string value;
+    if (!s_->db->GetProperty(::rocksdb::Slice(name.data(), name.size()), &value)) return std::nullopt;
+    return value;
+  }
+
+  // The open database, for RocksDB features keyschema does not wrap. Owned by this backend;
+  // valid until it is destroyed or moved from. Writes made through it bypass the typed layer's
+  // writer serialization and key checks.
+  ::rocksdb::DB& native() noexcept { return *s_->db; }
+
+  // The directory this backend opened, as given to the constructor.
+  const std::string& path() const noexcept { return s_->path; }
+
+ private:
+  // Heap-allocated so that snapshots and cursors (which point at db and path) survive a move of
+  // the backend.
+  struct state {
+    std::string path;
+    std::size_t max_entry = rocksdb_max_entry_bytes;
+    bool verify_checksums = true;
+    std::unique_ptr<::rocksdb::DB> db;
+
+    state() = default;
+    state(const state&) = delete;
+    state& operator=(const state&) = delete;
+    ~state() {
+      if (!db) return;
+      // Best effort, see ~rocksdb_backend: errors cannot be reported from a destructor.
+      static_cast<void>(db->SyncWAL());
+      static_cast<void>(db->Close());
+    }
+  };
+
+  static ::rocksdb::WALRecoveryMode native_recovery_mode(rocksdb_wal_recovery m) noexcept {
+    switch (m) {
+      case rocksdb_wal_recovery::absolute_consistency: return ::rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+      case rocksdb_wal_recovery::point_in_time: return ::rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+      case rocksdb_wal_recovery::skip_any_corrupted_records:
+        return ::rocksdb::WALRecoveryMode::kSkipAnyCorruptedRecords;
+      case rocksdb_wal_recovery::tolerate_corrupted_tail_records: break;
+    }
+    return ::rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  }
+
+  ::rocksdb::ReadOptions read_options(const snapshot_type* snap) const noexcept {
+    ::rocksdb::ReadOptions ro;
+    ro.verify_checksums = s_->verify_checksums;
+    ro.snapshot = snap != nullptr ? snap->native() : nullptr;
+    return ro;
+  }
+
+  // The largest key of the latest state, or nullopt when the database is empty.
+  std::optional<std::string> last_key() const {
+    ::rocksdb::ReadOptions ro = read_options(nullptr);
+    ro.fill_cache = false;
+    std::unique_ptr<::rocksdb::Iterator> it(s_->db->NewIterator(ro));
+    it->SeekToLast();
+    const ::rocksdb::Status st = it->status();
+    if (!st.ok()) {
+      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: reading the last key of '" + s_->path + "'",
+                                          "rocksdb::Iterator");
+    }
+    if (!it->Valid()) return std::nullopt;
+    return it->key().ToString();
+  }
+
+  void sync_wal() {
+    const ::rocksdb::Status st = s_->db->SyncWAL();
+    if (!st.ok()) {
+      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: syncing the write-ahead log of '" +
+                                                  s_->path + "' failed",
+                                          "rocksdb::DB::SyncWAL");
+    }
+  }
+
+  void commit(::rocksdb::WriteBatch& wb, const write_options& opts, std::size_t ops) {
+    ::rocksdb::WriteOptions wo;
+    wo.sync = opts.sync;
+    const ::rocksdb::Status st = s_->db->Write(wo, &wb);
+    if (!st.ok()) {
+      rocksdb_detail::throw_rocksdb_error(st,
+                                          "keyschema::rocksdb_backend: writing " + std::to_string(ops) +
+                                              " operations to '" + s_->path + "' failed, nothing was applied",
+                                          "rocksdb::DB::Write");
+    }
+  }
+
+  std::unique_ptr<state> s_;
+};
+
+static_assert(backend<rocksdb_backend>,
+              "keyschema::rocksdb_backend: does not meet the backend contract; see keyschema/backend.hpp");
+static_assert(backend_with_erase_range<rocksdb_backend>,
+              "keyschema::rocksdb_backend: does not provide erase_range; see keyschema/backend.hpp");
+
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,93 @@
+// keyschema/rocksdb/options.hpp: how keyschema::rocksdb_backend opens and tunes a RocksDB
+// database.
+//
+// rocksdb_options is a plain aggregate handed to the rocksdb_backend constructor; each field maps
+// onto one rocksdb::Options (or table or read option) field (see docs/backends/rocksdb.md for the
+// full table). The options are read once, when the database is opened; changing them afterwards
+// has no effect on an open backend.
+//
+// Thread-safety: a plain value type.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+
+#include <cstddef>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+// The largest key plus value of one operation rocksdb_backend accepts: 2^31 - 1 bytes. RocksDB
+// refuses keys and values of 4 GiB or more (rocksdb::WriteBatch::Put, InvalidArgument), and its
+// memtable entries and table blocks encode lengths and offsets in 32 bits, so an entry close to
+// 4 GiB cannot be stored; 2 GiB leaves room for the internal key trailer and block overhead.
+inline constexpr std::size_t rocksdb_max_entry_bytes = (std::size_t{1} << 31) - 1;
+
+// What RocksDB does with a damaged write-ahead log when the database is opened
+// (rocksdb::Options::wal_recovery_mode).
+enum class rocksdb_wal_recovery {
+  // kTolerateCorruptedTailRecords (the default): a last record cut short by a crash while it was
+  // being appended is dropped (it was never acknowledged: its write() had not returned), and
+  // any other damage (a checksum mismatch, a bad record in the middle or at the end of a log)
+  // fails the open with backend_error (corruption). Nothing acknowledged is dropped silently.
+  tolerate_corrupted_tail_records,
+  // kAbsoluteConsistency: any irregularity, also a record cut short by a crash, fails the open.
+  // Right for databases that are only ever closed cleanly; after a crash it can refuse a
+  // database whose only flaw is an unacknowledged half-written record.
+  absolute_consistency,
+  // kPointInTimeRecovery (RocksDB's own default): replay stops silently before the first damaged
+  // record, dropping it and every later write, acknowledged or not, without an error. Only for
+  // salvaging a damaged database once.
+  point_in_time,
+  // kSkipAnyCorruptedRecords: damaged records are skipped silently and replay goes on. Only for
+  // salvaging a damaged database once.
+  skip_any_corrupted_records,
+};
+
+struct rocksdb_options {
+  // Create the directory (and any missing parent directory) and an empty database when `path`
+  // holds none. false: opening a path without a database fails (backend_error,
+  // "rocksdb::DB::Open", 4 invalid argument).
+  bool create_if_missing = true;
+
+  // Fail when `path` already holds a database (backend_error, "rocksdb::DB::Open").
+  bool error_if_exists = false;
+
+  // Capacity of the LRU cache of uncompressed table blocks (rocksdb::NewLRUCache), owned by the
+  // backend. 0 turns block caching off.
+  std::size_t cache_bytes = std::size_t{8} << 20;
+
+  // Bloom filter bits per key (rocksdb::NewBloomFilterPolicy); about 1% false positives at 10.
+  // A filter saves a disk read on get() of an absent key. 0 or less: no filter.
+  int bloom_bits_per_key = 10;
+
+  // Compress table blocks with Snappy (rocksdb::kSnappyCompression); false: kNoCompression.
+  bool compression = true;
+
+  // Bytes buffered in one memtable (and its write-ahead log) before it is flushed to a sorted
+  // table file (rocksdb::Options::write_buffer_size). Larger: faster bulk loads, longer replay
+  // after a crash.
+  std::size_t write_buffer_bytes = std::size_t{64} << 20;
+
+  // Table files RocksDB keeps open (one file descriptor each); -1 keeps them all open.
+  int max_open_files = 1000;
+
+  // rocksdb::Options::paranoid_checks. true (the default, also RocksDB's): a damaged file found
+  // while opening or in a background flush or compaction stops writes with an error instead of
+  // being skipped. false only to salvage a damaged database once.
+  bool paranoid_checks = true;
+
+  // See rocksdb_wal_recovery. The default refuses every damaged record except an unacknowledged
+  // torn tail.
+  rocksdb_wal_recovery wal_recovery = rocksdb_wal_recovery::tolerate_corrupted_tail_records;
+
+  // rocksdb::ReadOptions::verify_checksums on every get() and cursor of this backend. true (the
+  // default): a damaged table block raises backend_error (corruption) instead of being decoded
+  // into wrong keys or values.
+  bool verify_checksums = true;
+
+  // The largest key plus value of one write_batch operation this backend accepts; larger ones
+  // make write() throw limit_error. Also what limits() reports as max_entry_bytes and
+  // max_key_bytes. Values above rocksdb_max_entry_bytes are lowered to it.
+  std::size_t max_entry_bytes = rocksdb_max_entry_bytes;
+};
+
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,44 @@
+// tests/conformance/rocksdb_factory.hpp: the conformance suite's factory for
+// keyschema::rocksdb_backend (see memory_factory.hpp for what a factory provides).
+//
+// The database lives in <dir>/rocksdb. Two options differ from the defaults on purpose:
+//   max_entry_bytes = 8 MiB     a finite limit, so the suite exercises limit_error on puts and
+//                               on commits (1 MiB values still fit);
+//   write_buffer_bytes = 1 MiB  the memtable is flushed to table files during the larger cases,
+//                               so scans merge memtable and on-disk levels.
+// Thread-safety: stateless.
+#pragma once
+
+#include <keyschema/rocksdb.hpp>
+#include <keyschema/store.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+
+namespace keyschema::conformance {
+
+struct rocksdb_factory {
+  using backend = keyschema::rocksdb_backend;
+  static constexpr std::string_view name = "rocksdb";
+  static constexpr bool persistent = true;
+  static constexpr bool accepts_empty_key = true;
+  static constexpr std::size_t max_entry_bytes = std::size_t{8} << 20;
+
+  static keyschema::rocksdb_options options() {
+    keyschema::rocksdb_options o;
+    o.max_entry_bytes = max_entry_bytes;
+    o.write_buffer_bytes = std::size_t{1} << 20;
+    return o;
+  }
+  template <class S>
+  static std::unique_ptr<keyschema::store<S, backend>> open(const std::filesystem::path& dir) {
+    return std::make_unique<keyschema::store<S, backend>>(dir / "rocksdb", options());
+  }
+  static std::unique_ptr<backend> open_backend(const std::filesystem::path& dir) {
+    return std::make_unique<backend>(dir / "rocksdb", options());
+  }
+};
+
+}  // namespace keyschema::conformance

@@ -1,0 +1,390 @@
+// tests/unit/rocksdb_backend_test.cpp: byte-level tests of keyschema::rocksdb_backend.
+//
+// Sync default and opt-out, persistence, native range erase, limits, locking, refusal of another
+// engine's directory and of a foreign database without a schema record, interchange with plain
+// RocksDB. The byte-level contract (point operations, batches, byte order, bounded cursors,
+// snapshots, a randomized comparison with memory_backend) is checked by
+// tests/conformance/backend_contract.hpp in conformance_rocksdb; damaged files by
+// rocksdb_corruption_test.cpp.
+#include <catch2/catch.hpp>
+
+#include <keyschema/backend.hpp>
+#include <keyschema/engine_probe.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/leveldb.hpp>
+#include <keyschema/lmdb.hpp>
+#include <keyschema/rocksdb.hpp>
+#include <keyschema/schema.hpp>
+#include <keyschema/store.hpp>
+#include <keyschema/tuple.hpp>
+#include <keyschema/types.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+
+#include <support/temp_dir.hpp>
+#include <support/thrown.hpp>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ks = keyschema;
+namespace fs = std::filesystem;
+using keyschema::key_range;
+using keyschema::rocksdb_backend;
+using keyschema::rocksdb_options;
+using keyschema::write_batch;
+using keyschema::write_options;
+using keyschema::testing::contains;
+using keyschema::testing::thrown;
+
+static_assert(keyschema::backend<rocksdb_backend>);
+static_assert(keyschema::backend_with_erase_range<rocksdb_backend>);
+static_assert(!std::is_copy_constructible_v<rocksdb_backend>);
+static_assert(std::is_nothrow_move_constructible_v<rocksdb_backend>);
+static_assert(std::is_nothrow_move_constructible_v<rocksdb_backend::cursor_type>);
+
+namespace {
+
+using message_metadata =
+    ks::keyspace<"message_metadata", ks::bytes, ks::lit<"DESTINATION">, ks::field<"destination", std::string>,
+                 ks::lit<"MESSAGE_METADATA">, ks::field<"message_id", std::uint64_t>>;
+using broker = ks::schema<message_metadata>;
+using rocksdb_store = ks::store<broker, rocksdb_backend>;
+
+using entries = std::vector<std::pair<std::string, std::string>>;
+
+entries scan(const rocksdb_backend& b, const key_range& r) {
+  entries out;
+  for (auto c = b.cursor(r, nullptr); c.valid(); c.next()) out.emplace_back(std::string(c.key()), std::string(c.value()));
+  return out;
+}
+
+std::optional<std::string> get(const rocksdb_backend& b, std::string_view key) {
+  std::string v;
+  if (!b.get(key, v, nullptr)) return std::nullopt;
+  return v;
+}
+
+void put(rocksdb_backend& b, std::string_view key, std::string_view value, const write_options& opts) {
+  write_batch wb;
+  wb.put(key, value);
+  b.write(wb, opts);
+}
+
+// The number of write-ahead log syncs RocksDB counted since the database was opened, from the
+// "Cumulative WAL: <n> writes, <m> syncs" line of the rocksdb.dbstats property.
+std::uint64_t wal_syncs(const rocksdb_backend& b) {
+  const std::optional<std::string> stats = b.property("rocksdb.dbstats");
+  REQUIRE(stats);
+  const std::size_t line = stats->find("Cumulative WAL:");
+  REQUIRE(line != std::string::npos);
+  const std::size_t syncs = stats->find(" syncs", line);
+  REQUIRE(syncs != std::string::npos);
+  const std::size_t start = stats->rfind(' ', syncs - 1) + 1;
+  return std::stoull(stats->substr(start, syncs - start));
+}
+
+template <class Store, class... Args>
+std::string open_error(Args&&... args) {
+  try {
+    Store s(std::forward<Args>(args)...);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  FAIL("opened");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("rocksdb_backend: a commit is synced by default, {.sync = false} opts out", "[rocksdb]") {
+  ks::testing::temp_dir dir("rocksdb");
+  rocksdb_store s(dir.path() / "db");
+  const std::uint64_t before = wal_syncs(s.backend());
+  s.put<message_metadata>({"q", 1}, ks::bytes("synced"));  // default write_options
+  CHECK(wal_syncs(s.backend()) == before + 1);
+  s.put<message_metadata>({"q", 2}, ks::bytes("not synced"), {.sync = false});
+  CHECK(wal_syncs(s.backend()) == before + 1);
+  auto b = s.batch();
+  b.put<message_metadata>({"q", 3}, ks::bytes("batch"));
+  b.commit();
+  CHECK(wal_syncs(s.backend()) == before + 2);
+  s.backend().write(write_batch{}, write_options{false});  // nothing to do
+  s.backend().write(write_batch{}, write_options{true});   // rocksdb::DB::SyncWAL
+  CHECK(s.get<message_metadata>({"q", 2}) == ks::bytes("not synced"));
+}
+
+TEST_CASE("rocksdb_backend: data persists across reopen", "[rocksdb]") {
+  ks::testing::temp_dir dir("rocksdb");
+  const auto path = dir.path() / "nested" / "db";  // missing parents are created
+  {
+    rocksdb_backend db(path);
+    write_batch wb;
+    for (int i = 0; i < 500; ++i) wb.put("k" + std::to_string(i), std::to_string(i * i));
+    db.write(wb, write_options{true});
+    put(db, "unsynced", "still there after a clean close", write_options{false});
+    write_batch e;
+    e.erase("k7");
+    db.write(e, {});
+    db.compact_range({"k1", "k2"});
+    put(db, "k10", "after compaction", {});
+  }
+  rocksdb_backend db(path);
+  CHECK(get(db, "k3") == "9");
+  CHECK(get(db, "k499") == std::to_string(499 * 499));
+  CHECK(get(db, "unsynced") == "still there after a clean close");
+  CHECK_FALSE(get(db, "k7"));
+  CHECK(get(db, "k10") == "after compaction");
+  CHECK(scan(db, {}).size() == 500);  // 500 - k7 + unsynced
+}
+
+TEST_CASE("rocksdb_backend: erase_range writes one range tombstone", "[rocksdb]") {
+  ks::testing::temp_dir dir("rocksdb");
+  rocksdb_store s(dir.path() / "db");
+  auto b = s.batch();
+  for (std::uint64_t i = 1; i <= 3000; ++i) b.put<message_metadata>({"q", i}, ks::bytes("m"));
+  b.put<message_metadata>({"r", 1}, ks::bytes("kept"));
+  b.commit();
+  const std::string deletes_before = *s.backend().property("rocksdb.num-deletes-active-mem-table");
+
+  CHECK(s.erase_prefix<message_metadata>(std::string("q")) == 3000);
+  CHECK(s.scan<message_metadata>(std::string("q")).begin() == s.scan<message_metadata>(std::string("q")).end());
+  CHECK(s.get<message_metadata>({"r", 1}) == ks::bytes("kept"));
+  // A chunked erase would have written 3000 point tombstones.
+  CHECK(*s.backend().property("rocksdb.num-deletes-active-mem-table") == deletes_before);
+
+  SECTION("a scan limit falls back to bounded batches") {
+    auto b2 = s.batch();
+    for (std::uint64_t i = 1; i <= 10; ++i) b2.put<message_metadata>({"q", i}, ks::bytes("m"));
+    b2.commit();
+    CHECK(s.erase_range(s.scan<message_metadata>(std::string("q")).limit(4)) == 4);
+    CHECK(s.get<message_metadata>({"q", 5}) == ks::bytes("m"));
+    CHECK_FALSE(s.get<message_metadata>({"q", 4}));
+  }
+  SECTION("the backend's erase_range without an upper bound") {
+    rocksdb_backend& raw = s.backend();
+    put(raw, "x1", "1", {});
+    put(raw, "x2", "2", {});
+    raw.erase_range({"x", ""}, {});
+    CHECK(scan(raw, {"x", ""}).empty());
+    raw.erase_range({"y", ""}, {});  // nothing at or after "y"
+    CHECK(s.get<message_metadata>({"r", 1}) == ks::bytes("kept"));
+  }
+}
+
+TEST_CASE("rocksdb_backend: limits", "[rocksdb]") {
+  ks::testing::temp_dir dir("rocksdb");
+  rocksdb_options o;
+  o.max_entry_bytes = 100;
+  rocksdb_backend db(dir.path() / "db", o);
+  CHECK(db.limits().max_entry_bytes == 100);
+  CHECK(db.limits().max_key_bytes == 100);
+  CHECK(db.limits().max_ops_per_write == 0xFFFFFFFF);
+  put(db, "k", std::string(99, 'v'), {});
+  const auto e = thrown<ks::limit_error>([&] { put(db, "k", std::string(100, 'v'), {}); });
+  REQUIRE(e);
+  CHECK(contains(e->what(), "max_entry_bytes"));
+  CHECK(get(db, "k") == std::string(99, 'v'));
+  rocksdb_options huge;
+  huge.max_entry_bytes = std::size_t{1} << 40;
+  CHECK(rocksdb_backend(dir.path() / "db2", huge).limits().max_entry_bytes == ks::rocksdb_max_entry_bytes);
+}
+
+TEST_CASE("rocksdb_backend: a second open of the same path in this process is locked_error", "[rocksdb]") {
+  ks::testing::temp_dir dir("rocksdb");
+  const auto path = dir.path() / "db";
+  {
+    rocksdb_backend first(path);
+    put(first, "k", "v", {});
+    const auto e = thrown<ks::locked_error>([&] { rocksdb_backend second(path); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "rocksdb::DB::Open");
+    CHECK(contains(e->what(), path.string()));
+    CHECK(get(first, "k") == "v");  // the first handle is unaffected
+  }
+  rocksdb_backend again(path);  // the lock went with the first handle
+  CHECK(get(again, "k") == "v");
+}
+
+TEST_CASE("rocksdb_backend: a database held by another process is locked_error", "[rocksdb]") {
+  ks::testing::temp_dir dir("rocksdb");
+  const auto path = dir.path() / "db";
+  { rocksdb_backend create(path); }
+  const std::string lock_file = (path / "LOCK").string();
+
+  // The child takes RocksDB's fcntl lock the way another RocksDB process would. It only makes
+  // async-signal-safe calls, so forking a process that has threads is fine.
+  int to_parent[2], to_child[2];
+  REQUIRE(::pipe(to_parent) == 0);
+  REQUIRE(::pipe(to_child) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int fd = ::open(lock_file.c_str(), O_RDWR);
+    struct flock fl = {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    const char status = (fd >= 0 && ::fcntl(fd, F_SETLK, &fl) == 0) ? '1' : '0';
+    (void)!::write(to_parent[1], &status, 1);
+    char c;
+    (void)!::read(to_child[0], &c, 1);
+    ::_exit(0);
+  }
+  struct release_child {
+    int fd;
+    pid_t pid;
+    ~release_child() {
+      (void)!::write(fd, "x", 1);
+      int st = 0;
+      ::waitpid(pid, &st, 0);
+    }
+  } guard{to_child[1], pid};
+
+  char status = 0;
+  REQUIRE(::read(to_parent[0], &status, 1) == 1);
+  REQUIRE(status == '1');
+  const auto e = thrown<ks::locked_error>([&] { rocksdb_backend db(path); });
+  REQUIRE(e);
+  CHECK(e->native_call() == "rocksdb::DB::Open");
+  CHECK(contains(e->what(), path.string()));
+  for (int fd : {to_parent[0], to_parent[1], to_child[0]}) ::close(fd);
+}
+
+TEST_CASE("rocksdb_backend: LevelDB, LMDB and RocksDB directories are told apart and refused", "[rocksdb][engine]") {
+  ks::testing::temp_dir dir("rocksdb");
+  const fs::path lv = dir.path() / "leveldb", md = dir.path() / "lmdb", rk = dir.path() / "rocksdb";
+  { ks::leveldb_backend l(lv); }
+  { ks::lmdb_backend m(md); }
+  { rocksdb_backend r(rk); }
+  const auto engines = [](const fs::path& p) {
+    std::vector<ks::storage_engine> v;
+    for (const ks::engine_evidence& e : ks::probe_engines(p)) v.push_back(e.engine);
+    return v;
+  };
+  CHECK(engines(lv) == std::vector{ks::storage_engine::leveldb});
+  CHECK(engines(md) == std::vector{ks::storage_engine::lmdb});
+  CHECK(engines(rk) == std::vector{ks::storage_engine::rocksdb});
+
+  SECTION("rocksdb_backend refuses LevelDB and LMDB and creates nothing") {
+    const auto e = thrown<ks::wrong_engine_error>([&] { rocksdb_backend b(lv); });
+    REQUIRE(e);
+    CHECK(e->found() == ks::storage_engine::leveldb);
+    CHECK(e->native_call() == "keyschema::probe_engines");
+    CHECK(contains(e->what(), "holds a LevelDB database (CURRENT)"));
+    CHECK(contains(e->what(), "keyschema::leveldb_backend"));
+    CHECK_FALSE(fs::exists(lv / "IDENTITY"));
+    CHECK(contains(open_error<rocksdb_store>(md), "holds an LMDB database"));
+    CHECK_FALSE(fs::exists(md / "CURRENT"));
+    ks::leveldb_backend still(lv);  // intact for its own engine
+  }
+  SECTION("leveldb_backend and lmdb_backend refuse RocksDB") {
+    const auto e = thrown<ks::wrong_engine_error>([&] { ks::leveldb_backend b(rk); });
+    REQUIRE(e);
+    CHECK(e->found() == ks::storage_engine::rocksdb);
+    CHECK(contains(e->what(), "holds a RocksDB database (OPTIONS-"));
+    CHECK(contains(e->what(), "open it with keyschema::rocksdb_backend"));
+    CHECK(thrown<ks::wrong_engine_error>([&] { ks::lmdb_backend b(rk); }));
+    CHECK_FALSE(fs::exists(rk / "data.mdb"));
+    rocksdb_backend still(rk);
+  }
+  SECTION("a RocksDB creation cut short (IDENTITY and MANIFEST, no CURRENT) is still RocksDB's") {
+    const fs::path cut = dir.path() / "cut";
+    fs::create_directory(cut);
+    std::ofstream(cut / "IDENTITY") << "1b4e28ba-2fa1-11d2-883f-0016d3cca427\n";
+    std::ofstream(cut / "MANIFEST-000001") << "x";
+    CHECK(engines(cut) == std::vector{ks::storage_engine::rocksdb});
+    CHECK(thrown<ks::wrong_engine_error>([&] { ks::leveldb_backend b(cut); }));
+  }
+}
+
+TEST_CASE("rocksdb_backend: a non-empty RocksDB without a schema record is refused unless adopted",
+          "[rocksdb][adopt]") {
+  ks::testing::temp_dir dir("rocksdb");
+  const std::string path = dir / "db";
+  {
+    // Written with plain RocksDB, as another program would.
+    rocksdb::Options o;
+    o.create_if_missing = true;
+    rocksdb::DB* raw = nullptr;
+    REQUIRE(rocksdb::DB::Open(o, path, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    const std::string key = ks::tuple::pack("DESTINATION", "q", "MESSAGE_METADATA", std::uint64_t{3});
+    REQUIRE(db->Put(rocksdb::WriteOptions(), key, "payload").ok());
+  }
+  CHECK(contains(open_error<rocksdb_store>(path), "not written by keyschema"));
+  {
+    rocksdb_store s(ks::adopt, path);
+    CHECK(s.get<message_metadata>({"q", 3}) == ks::bytes("payload"));
+  }
+  rocksdb_store again(path);  // an ordinary open now
+  CHECK(again.get<message_metadata>({"q", 3}) == ks::bytes("payload"));
+}
+
+TEST_CASE("rocksdb_backend: open errors", "[rocksdb]") {
+  ks::testing::temp_dir dir("rocksdb");
+  SECTION("no database and create_if_missing = false") {
+    rocksdb_options o;
+    o.create_if_missing = false;
+    const auto e = thrown<ks::backend_error>([&] { rocksdb_backend b(dir.path() / "none", o); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "rocksdb::DB::Open");
+    CHECK(e->native_code() == static_cast<int>(rocksdb::Status::kInvalidArgument));
+  }
+  SECTION("error_if_exists") {
+    { rocksdb_backend b(dir.path() / "db"); }
+    rocksdb_options o;
+    o.error_if_exists = true;
+    const auto e = thrown<ks::backend_error>([&] { rocksdb_backend b(dir.path() / "db", o); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "rocksdb::DB::Open");
+    CHECK(contains(e->what(), "exists"));
+  }
+  SECTION("a path below a regular file") {
+    std::ofstream(dir.path() / "file") << "x";
+    const auto e = thrown<ks::backend_error>([&] { rocksdb_backend b(dir.path() / "file" / "db"); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "std::filesystem::create_directories");
+  }
+}
+
+TEST_CASE("rocksdb_backend: moving keeps snapshots and cursors working; native access", "[rocksdb]") {
+  ks::testing::temp_dir dir("rocksdb");
+  std::optional<rocksdb_backend> b;
+  {
+    rocksdb_backend a(dir.path() / "db");
+    put(a, "k1", "v1", {});
+    put(a, "k2", "v2", {});
+    auto snap = a.snapshot();
+    auto c = a.cursor({"k", ""}, &snap);
+    b.emplace(std::move(a));
+    put(*b, "k3", "v3", {});
+    auto c2 = std::move(c);
+    REQUIRE(c2.valid());
+    CHECK(c2.key() == "k1");
+    c2.next();
+    CHECK(c2.key() == "k2");
+    c2.next();
+    CHECK_FALSE(c2.valid());  // k3 came after the snapshot
+  }  // the cursors and the snapshot go before the backend
+  std::string v;
+  CHECK(b->native().Get(rocksdb::ReadOptions(), "k3", &v).ok());
+  CHECK(v == "v3");
+  CHECK(b->property("rocksdb.no-such-property") == std::nullopt);
+  b->compact_range({});
+  CHECK(b->approximate_size({}) > 0);
+  CHECK(b->path() == dir / "db");
+}
