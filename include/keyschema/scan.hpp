@@ -65,6 +65,8 @@ namespace detail {
 // when the prefix is the whole key.
 template <class KS, std::size_t K>
 void prefix_bounds(const std::string& prefix, std::string& lower, std::string& upper) {
+  lower.reserve(prefix.size() + 2);  // one allocation each, with room for the byte(s) below
+  upper.reserve(prefix.size() + 2);
   lower = prefix;
   upper = prefix;
   if constexpr (K == KS::field_count) {
@@ -118,55 +120,71 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     detail::prefix_bounds<KS, K>(prefix_, lower_, upper_);
   }
 
+  // The builders return a modified copy; called on a temporary (db.scan<KS>(...).from(a).limit(n))
+  // they move it instead of copying.
   // Entries whose next field is >= v (in key order).
   template <class V>
-  scan_view from(const V& v) const {
+  scan_view from(const V& v) const& {
+    return scan_view(*this).from(v);
+  }
+  template <class V>
+  scan_view from(const V& v) && {
     static_assert(bound_accepted<V>());
-    scan_view s = *this;
-    s.lower_ = bound(v, false);
-    return s;
+    lower_ = bound(v, false);
+    return std::move(*this);
   }
   // Entries whose next field is > v.
   template <class V>
-  scan_view after(const V& v) const {
+  scan_view after(const V& v) const& {
+    return scan_view(*this).after(v);
+  }
+  template <class V>
+  scan_view after(const V& v) && {
     static_assert(bound_accepted<V>());
-    scan_view s = *this;
-    s.lower_ = bound(v, true);
-    return s;
+    lower_ = bound(v, true);
+    return std::move(*this);
   }
   // Entries whose next field is < v.
   template <class V>
-  scan_view to(const V& v) const {
+  scan_view to(const V& v) const& {
+    return scan_view(*this).to(v);
+  }
+  template <class V>
+  scan_view to(const V& v) && {
     static_assert(bound_accepted<V>());
-    scan_view s = *this;
-    s.upper_ = bound(v, false);
-    return s;
+    upper_ = bound(v, false);
+    return std::move(*this);
   }
   // Entries whose next field is <= v.
   template <class V>
-  scan_view through(const V& v) const {
+  scan_view through(const V& v) const& {
+    return scan_view(*this).through(v);
+  }
+  template <class V>
+  scan_view through(const V& v) && {
     static_assert(bound_accepted<V>());
-    scan_view s = *this;
-    s.upper_ = bound(v, true);
-    return s;
+    upper_ = bound(v, true);
+    return std::move(*this);
   }
   // The same entries, last first.
-  scan_view reverse() const {
-    scan_view s = *this;
-    s.reverse_ = !s.reverse_;
-    return s;
+  scan_view reverse() const& { return scan_view(*this).reverse(); }
+  scan_view reverse() && {
+    reverse_ = !reverse_;
+    return std::move(*this);
   }
   // At most n entries. The engine is not moved past the n-th entry (nor opened when n is 0).
-  scan_view limit(std::size_t n) const {
-    scan_view s = *this;
-    s.limit_ = n;
-    return s;
+  scan_view limit(std::size_t n) const& { return scan_view(*this).limit(n); }
+  scan_view limit(std::size_t n) && {
+    limit_ = n;
+    return std::move(*this);
   }
   // The same entries as entry_view<KS>: the key, and the stored value as a std::string_view into
   // the engine's buffer, valid until the iterator moves. No value is decoded or copied.
-  scan_view<KS, Source, K, scan_mode::views> value_views() const { return rebind<scan_mode::views>(); }
+  scan_view<KS, Source, K, scan_mode::views> value_views() const& { return scan_view(*this).value_views(); }
+  scan_view<KS, Source, K, scan_mode::views> value_views() && { return std::move(*this).template rebind<scan_mode::views>(); }
   // The same entries as key_entry<KS>: the key alone. The value is neither read nor decoded.
-  scan_view<KS, Source, K, scan_mode::keys> keys_only() const { return rebind<scan_mode::keys>(); }
+  scan_view<KS, Source, K, scan_mode::keys> keys_only() const& { return scan_view(*this).keys_only(); }
+  scan_view<KS, Source, K, scan_mode::keys> keys_only() && { return std::move(*this).template rebind<scan_mode::keys>(); }
 
   // The encoded bounds: lower <= key < upper. For tools and range erases.
   key_range range() const noexcept { return key_range{lower_, upper_, reverse_}; }
@@ -192,12 +210,12 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   friend class scan_view;
 
   template <scan_mode M>
-  scan_view<KS, Source, K, M> rebind() const {
+  scan_view<KS, Source, K, M> rebind() && {
     scan_view<KS, Source, K, M> s;
     s.source_ = source_;
-    s.prefix_ = prefix_;
-    s.lower_ = lower_;
-    s.upper_ = upper_;
+    s.prefix_ = std::move(prefix_);
+    s.lower_ = std::move(lower_);
+    s.upper_ = std::move(upper_);
     s.reverse_ = reverse_;
     s.limit_ = limit_;
     return s;
