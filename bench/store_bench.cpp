@@ -722,7 +722,8 @@ class summary_reporter : public benchmark::ConsoleReporter {
       if (r.error_occurred) continue;
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
       if (r.run_type != Run::RT_Aggregate && r.repetitions > 1) continue;
-      const std::string name = r.run_name.str();
+      std::string name = r.run_name.str();
+      if (const auto it = name.find("/iterations:"); it != std::string::npos) name.erase(it);
       const auto slash = name.rfind('/');
       if (slash == std::string::npos) continue;
       double t = r.GetAdjustedCPUTime();
