@@ -2,8 +2,10 @@
 //
 // A scan_view selects the entries of keyspace KS whose first K fields equal a given prefix, and
 // optionally bounds the next field; it walks them forward or in reverse, up to a limit, and
-// yields keyschema::entry<KS> (decoded key fields and value). It is a single-pass (input) range
-// that composes with range-v3 views:
+// yields keyschema::entry<KS> (decoded key fields and value), or with .value_views()
+// entry_view<KS> (the value as a view of the stored bytes) and with .keys_only() key_entry<KS>.
+// It is a single-pass (input) range that composes with range-v3 views that accept one (adaptors
+// that need a forward range, such as views::chunk_by, are refused with a static_assert):
 //
 //   for (const auto& e : db.scan<message_metadata>("queue-7").from(100).limit(10)) ...
 //   auto ids = db.scan<message_metadata>("queue-7") | ranges::views::transform(
@@ -12,7 +14,9 @@
 // The builder members (from, after, to, through, reverse, limit) return a modified copy; bounds
 // apply to the field that follows the prefix and are in key order (for a desc<T> field that is
 // descending order of T). Nothing touches the database until begin() is called; each begin()
-// opens a fresh cursor, so iterating a view twice scans twice.
+// opens a fresh cursor, so iterating a view twice scans twice. Each iterator decodes into one
+// entry it reuses: the prefix fields once, the later fields and the value per step (strings and
+// bytes assigned in place). limit(n) stops without moving the engine past the n-th entry.
 //
 // A bound or prefix value converts to its field's type only when that cannot change its meaning:
 // lossless std::chrono conversions (a sys_seconds bound on a sys_time<milliseconds> field) and
@@ -26,8 +30,8 @@
 // element, or a value that does not decode throw decode_error naming the keyspace and the key.
 //
 // Lifetime: a view refers to the object it was made from (store, snapshot or transaction), which
-// must outlive it and every iterator. An iterator's entry is valid until the iterator is
-// incremented. Thread-safety: a view is a value; an iterator belongs to one thread.
+// must outlive it and every iterator. An iterator's entry (and an entry_view's value) is valid
+// until the iterator is incremented. Thread-safety: a view is a value; an iterator belongs to one thread.
 #pragma once
 
 #include <keyschema/backend.hpp>
@@ -41,10 +45,12 @@
 #include <keyschema/value_codec.hpp>
 
 #include <range/v3/view/facade.hpp>
+#include <range/v3/view/view.hpp>
 
 #include <cstddef>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -59,6 +65,8 @@ namespace detail {
 // when the prefix is the whole key.
 template <class KS, std::size_t K>
 void prefix_bounds(const std::string& prefix, std::string& lower, std::string& upper) {
+  lower.reserve(prefix.size() + 2);  // one allocation each, with room for the byte(s) below
+  upper.reserve(prefix.size() + 2);
   lower = prefix;
   upper = prefix;
   if constexpr (K == KS::field_count) {
@@ -78,12 +86,31 @@ void prefix_bounds(const std::string& prefix, std::string& lower, std::string& u
 
 }  // namespace detail
 
+// What a scan yields per entry: the decoded entry (owning), the key and a view of the stored
+// value bytes (value_views()), or the key alone (keys_only()).
+enum class scan_mode { owning, views, keys };
+
+namespace detail {
+template <class KS, scan_mode M>
+struct scan_element {
+  using type = entry<KS>;
+};
+template <class KS>
+struct scan_element<KS, scan_mode::views> {
+  using type = entry_view<KS>;
+};
+template <class KS>
+struct scan_element<KS, scan_mode::keys> {
+  using type = key_entry<KS>;
+};
+}  // namespace detail
+
 // Source: the store, snapshot or transaction scanned. It provides, to detail::store_access,
 //   cursor raw_cursor(const key_range&) const;   // a backend_cursor over a consistent state
-template <class KS, class Source, std::size_t K>
-class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::unknown> {
+template <class KS, class Source, std::size_t K, scan_mode Mode = scan_mode::owning>
+class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ranges::unknown> {
  public:
-  using entry_type = entry<KS>;
+  using entry_type = typename detail::scan_element<KS, Mode>::type;
 
   scan_view() = default;
 
@@ -93,58 +120,106 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
     detail::prefix_bounds<KS, K>(prefix_, lower_, upper_);
   }
 
+  // The builders return a modified copy; called on a temporary (db.scan<KS>(...).from(a).limit(n))
+  // they move it instead of copying.
   // Entries whose next field is >= v (in key order).
   template <class V>
-  scan_view from(const V& v) const {
+  scan_view from(const V& v) const& {
+    return scan_view(*this).from(v);
+  }
+  template <class V>
+  scan_view from(const V& v) && {
     static_assert(bound_accepted<V>());
-    scan_view s = *this;
-    s.lower_ = bound(v, false);
-    return s;
+    lower_ = bound(v, false);
+    return std::move(*this);
   }
   // Entries whose next field is > v.
   template <class V>
-  scan_view after(const V& v) const {
+  scan_view after(const V& v) const& {
+    return scan_view(*this).after(v);
+  }
+  template <class V>
+  scan_view after(const V& v) && {
     static_assert(bound_accepted<V>());
-    scan_view s = *this;
-    s.lower_ = bound(v, true);
-    return s;
+    lower_ = bound(v, true);
+    return std::move(*this);
   }
   // Entries whose next field is < v.
   template <class V>
-  scan_view to(const V& v) const {
+  scan_view to(const V& v) const& {
+    return scan_view(*this).to(v);
+  }
+  template <class V>
+  scan_view to(const V& v) && {
     static_assert(bound_accepted<V>());
-    scan_view s = *this;
-    s.upper_ = bound(v, false);
-    return s;
+    upper_ = bound(v, false);
+    return std::move(*this);
   }
   // Entries whose next field is <= v.
   template <class V>
-  scan_view through(const V& v) const {
+  scan_view through(const V& v) const& {
+    return scan_view(*this).through(v);
+  }
+  template <class V>
+  scan_view through(const V& v) && {
     static_assert(bound_accepted<V>());
-    scan_view s = *this;
-    s.upper_ = bound(v, true);
-    return s;
+    upper_ = bound(v, true);
+    return std::move(*this);
   }
   // The same entries, last first.
-  scan_view reverse() const {
-    scan_view s = *this;
-    s.reverse_ = !s.reverse_;
-    return s;
+  scan_view reverse() const& { return scan_view(*this).reverse(); }
+  scan_view reverse() && {
+    reverse_ = !reverse_;
+    return std::move(*this);
   }
-  // At most n entries.
-  scan_view limit(std::size_t n) const {
-    scan_view s = *this;
-    s.limit_ = n;
-    return s;
+  // At most n entries. The engine is not moved past the n-th entry (nor opened when n is 0).
+  scan_view limit(std::size_t n) const& { return scan_view(*this).limit(n); }
+  scan_view limit(std::size_t n) && {
+    limit_ = n;
+    return std::move(*this);
   }
+  // The same entries as entry_view<KS>: the key, and the stored value as a std::string_view into
+  // the engine's buffer, valid until the iterator moves. No value is decoded or copied.
+  scan_view<KS, Source, K, scan_mode::views> value_views() const& { return scan_view(*this).value_views(); }
+  scan_view<KS, Source, K, scan_mode::views> value_views() && { return std::move(*this).template rebind<scan_mode::views>(); }
+  // The same entries as key_entry<KS>: the key alone. The value is neither read nor decoded.
+  scan_view<KS, Source, K, scan_mode::keys> keys_only() const& { return scan_view(*this).keys_only(); }
+  scan_view<KS, Source, K, scan_mode::keys> keys_only() && { return std::move(*this).template rebind<scan_mode::keys>(); }
 
   // The encoded bounds: lower <= key < upper. For tools and range erases.
   key_range range() const noexcept { return key_range{lower_, upper_, reverse_}; }
   std::size_t max_count() const noexcept { return limit_; }
   const Source* source() const noexcept { return source_; }
 
+  // A scan is an input range: one engine cursor, read once (README.md, "The store", says why
+  // and what to use for grouping). An adaptor that needs a forward range (views::chunk_by, views::cycle,
+  // ...) would fail inside range-v3 with a long diagnostic; this overload says why instead.
+  template <class ViewFn>
+    requires(!std::is_invocable_v<ViewFn, scan_view>)
+  friend void operator|(scan_view, ranges::views::view_closure<ViewFn>) {
+    static_assert(sizeof(ViewFn) == 0,
+                  "keyschema::scan: this range adaptor needs a forward range (a multi-pass one, as "
+                  "views::chunk_by), and a scan is a single-pass input range over one engine cursor; "
+                  "group while iterating (compare each entry's fields with the previous one's), or "
+                  "collect the scan first (ranges::to<std::vector>()) and adapt the vector");
+  }
+
  private:
   friend ranges::range_access;
+  template <class, class, std::size_t, scan_mode>
+  friend class scan_view;
+
+  template <scan_mode M>
+  scan_view<KS, Source, K, M> rebind() && {
+    scan_view<KS, Source, K, M> s;
+    s.source_ = source_;
+    s.prefix_ = std::move(prefix_);
+    s.lower_ = std::move(lower_);
+    s.upper_ = std::move(upper_);
+    s.reverse_ = reverse_;
+    s.limit_ = limit_;
+    return s;
+  }
 
   // Whether V may bound the next field (a compile error naming the field otherwise; see
   // detail/schema/key_argument.hpp). With no next field, bound() reports that instead.
@@ -169,26 +244,37 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   }
 
   using raw_cursor_type = detail::raw_cursor_t<Source>;
+  // The segments the prefix covers: every key in range() starts with their encoding (prefix_),
+  // since both bounds do and they differ only after it.
+  static constexpr std::size_t prefix_segments = KS::prefix_segments[K];
 
   struct state {
-    raw_cursor_type cursor;
-    std::size_t remaining;
+    std::optional<raw_cursor_type> cursor;  // empty when the limit is 0
+    std::size_t prefix_size = 0;  // bytes of prefix_: every key in range starts with them
+    std::size_t remaining = 0;  // entries still to yield after the current one
     entry_type current{};
+    bool prefix_decoded = false;
     bool done = false;
 
-    // Moves to the first entry of KS at or after the cursor's position and decodes it.
+    // Moves to the first entry of KS at or after the cursor's position and decodes what the
+    // prefix did not fix into current (the prefix fields once per scan).
     void settle() {
-      if (remaining == 0) {
-        done = true;
-        return;
-      }
-      while (cursor.valid()) {
-        if (detail::decode_key<KS>(cursor.key(), current.key)) {
-          current.value = detail::decode_value<KS>(cursor.key(), cursor.value());
-          --remaining;
+      raw_cursor_type& c = *cursor;
+      while (c.valid()) {
+        const std::string_view k = c.key();
+        if (detail::key_codec<KS>::template decode_after<prefix_segments>(k, prefix_size, current.key)) {
+          if (!prefix_decoded) {  // the fields the prefix fixed, from the first key (they never change)
+            if constexpr (prefix_segments > 0)
+              detail::key_codec<KS>::template decode_prefix<prefix_segments>(k.substr(0, prefix_size), current.key);
+            prefix_decoded = true;
+          }
+          if constexpr (Mode == scan_mode::owning)
+            detail::decode_value_into<KS>(k, c.value(), current.value);
+          else if constexpr (Mode == scan_mode::views)
+            current.value = c.value();
           return;
         }
-        cursor.next();
+        c.next();
       }
       done = true;
     }
@@ -202,7 +288,12 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
 
     const entry_type& read() const { return s_->current; }
     void next() {
-      s_->cursor.next();
+      if (s_->remaining == 0) {  // the limit is reached: the engine is not moved again
+        s_->done = true;
+        return;
+      }
+      --s_->remaining;
+      s_->cursor->next();
       s_->settle();
     }
     bool equal(ranges::default_sentinel_t) const { return !s_ || s_->done; }
@@ -212,7 +303,14 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K>, ranges::u
   };
 
   cursor begin_cursor() const {
-    auto s = std::make_shared<state>(state{detail::store_access::raw_cursor(*source_, range()), limit_});
+    auto s = std::make_shared<state>();
+    if (limit_ == 0) {
+      s->done = true;
+      return cursor(std::move(s));
+    }
+    s->remaining = limit_ - 1;
+    s->prefix_size = prefix_.size();
+    s->cursor.emplace(detail::store_access::raw_cursor(*source_, range()));
     s->settle();
     return cursor(std::move(s));
   }

@@ -95,14 +95,55 @@ class basic_reader {
   // values (key_arg.hpp). Errors: decode_error when the stored value does not decode (names
   // keyspace and key); key_error when a field value is an integer outside its field's range;
   // backend_error from the engine.
+  // The value is copied once, from the engine into the string a std::string or bytes value then
+  // takes over (other types decode from it).
   template <class KS>
   std::optional<typename KS::value_type> get(const key_arg<KS>& key) const {
     static_assert(check_keyspace<Schema, KS>());
-    thread_local std::string k, v;
+    using V = typename KS::value_type;
+    thread_local std::string k;
     k.clear();
     key.encode(k);
-    if (!store_access::raw_get(self(), k, v)) return std::nullopt;
-    return decode_value<KS>(k, v);
+    if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, bytes>) {
+      std::string v;
+      if (!store_access::raw_get(self(), k, v)) return std::nullopt;
+      return std::optional<V>(std::in_place, std::move(v));
+    } else {
+      thread_local std::string v;
+      if (!store_access::raw_get(self(), k, v)) return std::nullopt;
+      return decode_value<KS>(k, v);
+    }
+  }
+
+  // Reads the value stored under key in keyspace KS into out, reusing the storage out holds
+  // (a std::string or bytes value receives the engine's bytes directly: one copy, no allocation
+  // once out is large enough). key: as for get(). Returns false, leaving out unchanged, when
+  // there is no such key. Errors: as get(); after a decode_error out is unspecified.
+  template <class KS>
+  bool get_into(const key_arg<KS>& key, typename KS::value_type& out) const {
+    static_assert(check_keyspace<Schema, KS>());
+    using V = typename KS::value_type;
+    thread_local std::string k;
+    k.clear();
+    key.encode(k);
+    if constexpr (std::is_same_v<V, std::string>) {
+      thread_local std::string v;  // out is left unchanged on a miss
+      if (!store_access::raw_get(self(), k, v)) return false;
+      out.swap(v);
+      return true;
+    } else if constexpr (std::is_same_v<V, bytes>) {
+      thread_local std::string v;
+      if (!store_access::raw_get(self(), k, v)) return false;
+      std::string held = std::move(out).str();
+      held.swap(v);  // the engine's bytes go to out; out's old storage serves the next read
+      out = bytes(std::move(held));
+      return true;
+    } else {
+      thread_local std::string v;
+      if (!store_access::raw_get(self(), k, v)) return false;
+      decode_value_into<KS>(k, v, out);
+      return true;
+    }
   }
 
   // Whether key exists in keyspace KS. Errors: key_error (as get), backend_error.
@@ -125,6 +166,7 @@ class basic_reader {
                   "KS::field_count values, in field order");
     static_assert(check_prefix_arguments<KS, P...>());
     std::string p;
+    p.reserve(64);  // one allocation for the usual prefix instead of several as it grows
     key_codec<KS>::encode_prefix(p, prefix...);
     return scan_view<KS, Derived, sizeof...(P)>(&self(), std::move(p));
   }
@@ -285,6 +327,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   ~store_transaction() { release(); }
 
   using detail::basic_reader<store_transaction, Schema>::get;
+  using detail::basic_reader<store_transaction, Schema>::get_into;
   using detail::basic_reader<store_transaction, Schema>::contains;
   using detail::basic_reader<store_transaction, Schema>::scan;
   using detail::basic_writer<store_transaction, Schema>::put;
@@ -292,8 +335,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
   // Erases, atomically with the rest of the transaction, every entry a scan of this transaction
   // covers (honouring its bounds and limit). Returns how many entries it erased.
-  template <class KS, std::size_t K>
-  std::size_t erase_range(const scan_view<KS, store_transaction, K>& view) {
+  template <class KS, std::size_t K, scan_mode M>
+  std::size_t erase_range(const scan_view<KS, store_transaction, K, M>& view) {
     require_open();
     std::size_t n = 0;
     auto c = raw_cursor(view.range());
@@ -563,8 +606,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // no more keys than the scan's limit is instead counted and then erased natively, in one atomic
   // write (writers wait while it is counted).
   // Errors: backend_error; what was erased before the error stays erased.
-  template <class KS, std::size_t K>
-  std::size_t erase_range(const scan_view<KS, store, K>& view, const write_options& opts = {}) {
+  template <class KS, std::size_t K, scan_mode M>
+  std::size_t erase_range(const scan_view<KS, store, K, M>& view, const write_options& opts = {}) {
     if constexpr (backend_with_erase_range<Backend>) {
       auto lk = lock_writer();
       const key_range whole{view.range().lower, view.range().upper, false};

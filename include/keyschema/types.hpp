@@ -42,6 +42,9 @@ class bytes {
   // Copies `size` bytes from `data`. REQUIRES: data points to at least `size` readable bytes.
   bytes(const void* data, std::size_t size) : data_(static_cast<const char*>(data), size) {}
 
+  // Replaces the bytes with a copy of data, reusing the storage already held.
+  void assign(std::string_view data) { data_.assign(data); }
+
   // The bytes; the view is valid until this object is modified or destroyed.
   std::string_view view() const noexcept { return data_; }
   const std::string& str() const& noexcept { return data_; }

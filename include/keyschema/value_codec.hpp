@@ -10,7 +10,8 @@
 //     static void encode(std::string& out, const metadata& m);  // appends
 //     static metadata decode(std::string_view in);              // the whole stored value; throws decode_error
 //     static constexpr std::string_view name = "metadata.v1";   // identity for fingerprints
-//   };
+//     static void decode_into(std::string_view in, metadata& m); // optional: scans and get_into
+//   };                                                           // reuse m's storage through it
 //
 // Thread-safety: value codecs are stateless; all functions may be called concurrently.
 #pragma once
@@ -96,6 +97,26 @@ struct value_traits {
     else
       throw decode_error("no value codec");
   }
+  // Decodes a whole stored value into out: std::string and bytes are assigned (reusing the
+  // storage out holds), a codec with `static void decode_into(std::string_view, T&)` is called,
+  // any other value is decoded and move-assigned. Throws as decode(); out is then unspecified.
+  static void decode_into(std::string_view in, T& out) {
+    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bytes>)
+      out.assign(in);
+    else if constexpr (requires { value_codec<T>::decode_into(in, out); })
+      value_codec<T>::decode_into(in, out);
+    else
+      out = decode(in);
+  }
+  // Decodes a whole stored value held in a string the caller gives away: std::string and bytes
+  // take its storage over (no copy); any other value decodes from it. Throws as decode().
+  static T decode_owned(std::string&& in) {
+    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bytes>)
+      return T(std::move(in));
+    else
+      return decode(in);
+  }
+
   // The value codec's identity, e.g. "raw", "packed<u64>", "packed<i64,string>".
   static constexpr std::string_view name() {
     if constexpr (value_encodable<T>)

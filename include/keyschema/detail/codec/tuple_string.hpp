@@ -97,38 +97,50 @@ inline void append_char_array_element(std::string& out, const char (&v)[N]) {
   append_text_element(out, std::string_view(v, nul == nullptr ? N : static_cast<std::size_t>(static_cast<const char*>(nul) - v)));
 }
 
-// Decodes a byte string element (0x01 ...) from `in`, type code included.
-// Throws decode_error: wrong type code, unterminated payload.
-inline std::string read_bytes_element(tuple::reader& in) {
+// Decodes a byte string element (0x01 ...) from `in`, type code included, into out (assigned:
+// its capacity is reused). Throws decode_error: wrong type code, unterminated payload; out is
+// then unspecified.
+inline void read_bytes_element_into(tuple::reader& in, std::string& out) {
   const std::string_view r = in.remaining();
   if (r.empty() || static_cast<std::uint8_t>(r[0]) != code::bytes) in.fail_unexpected("byte string");
   const std::size_t start = in.offset();
-  std::string out;
   std::size_t pos = 1;
   for (;;) {
     const void* hit = pos < r.size() ? std::memchr(r.data() + pos, 0, r.size() - pos) : nullptr;
     if (hit == nullptr) in.fail_at(start, "unterminated byte string");
     const std::size_t k = static_cast<std::size_t>(static_cast<const char*>(hit) - r.data());
     const bool escaped = k + 1 < r.size() && static_cast<std::uint8_t>(r[k + 1]) == code::escape;
-    if (pos == 1 && !escaped) {  // no embedded NUL
-      in.skip(k + 1);
-      return std::string(r.data() + 1, k - 1);
+    if (pos == 1) {
+      if (!escaped) {  // no embedded NUL
+        in.skip(k + 1);
+        out.assign(r.data() + 1, k - 1);
+        return;
+      }
+      out.clear();
     }
     out.append(r.data() + pos, k - pos);
     if (!escaped) {
       in.skip(k + 1);
-      return out;
+      return;
     }
     out.push_back('\0');
     pos = k + 2;
   }
 }
 
+// Decodes a byte string element (0x01 ...) from `in`, type code included.
+// Throws decode_error: wrong type code, unterminated payload.
+inline std::string read_bytes_element(tuple::reader& in) {
+  std::string out;
+  read_bytes_element_into(in, out);
+  return out;
+}
+
 // Decodes a UTF-8 string element (0x02 ...) from `in`, type code included, validating the
-// text in the same pass that finds the terminator.
+// text in the same pass that finds the terminator, into out (assigned: its capacity is reused).
 // Throws decode_error: wrong type code, unterminated string, invalid UTF-8 (at the offset of
-// the first invalid byte).
-inline std::string read_text_element(tuple::reader& in) {
+// the first invalid byte); out is then unspecified.
+inline void read_text_element_into(tuple::reader& in, std::string& out) {
   const std::string_view r = in.remaining();
   if (r.empty() || static_cast<std::uint8_t>(r[0]) != code::string) in.fail_unexpected("string");
   const std::size_t start = in.offset();
@@ -137,9 +149,10 @@ inline std::string read_text_element(tuple::reader& in) {
   std::size_t i = find_nul_or_non_ascii(p, 1, n);
   if (i < n && p[i] == '\0' && !(i + 1 < n && static_cast<std::uint8_t>(p[i + 1]) == code::escape)) {
     in.skip(i + 1);  // the common case: plain ASCII, no embedded NUL
-    return std::string(p + 1, i - 1);
+    out.assign(p + 1, i - 1);
+    return;
   }
-  std::string out;
+  out.clear();
   std::size_t flushed = 1;
   for (;;) {
     if (i == n) in.fail_at(start, "unterminated string");
@@ -148,7 +161,7 @@ inline std::string read_text_element(tuple::reader& in) {
       if (!escaped) {
         out.append(p + flushed, i - flushed);
         in.skip(i + 1);
-        return out;
+        return;
       }
       out.append(p + flushed, i + 1 - flushed);  // keeps one NUL
       flushed = i + 2;
@@ -159,6 +172,13 @@ inline std::string read_text_element(tuple::reader& in) {
     if (len == 0) in.fail_at(start + i, "invalid UTF-8 in string");
     i = find_nul_or_non_ascii(p, i + len, n);
   }
+}
+
+// Decodes a UTF-8 string element as read_text_element_into does, into a new string.
+inline std::string read_text_element(tuple::reader& in) {
+  std::string out;
+  read_text_element_into(in, out);
+  return out;
 }
 
 }  // namespace detail

@@ -45,6 +45,21 @@ inline std::string describe_key(std::string_view key) {
                      part + " does not decode: " + e.what());
 }
 
+// Decodes one element of type T from r into out; std::string and bytes are assigned, so the
+// storage out already holds is reused. Throws decode_error as codec_traits<T>::decode.
+template <class T>
+void decode_field_into(tuple::reader& r, T& out) {
+  if constexpr (std::is_same_v<T, std::string> && std::is_same_v<codec<T>, codec<std::string>>) {
+    read_text_element_into(r, out);
+  } else if constexpr (std::is_same_v<T, bytes>) {
+    std::string s = std::move(out).str();  // keeps the storage (moves only)
+    read_bytes_element_into(r, s);
+    out = bytes(std::move(s));
+  } else {
+    out = codec_traits<T>::decode(r);
+  }
+}
+
 template <class KS>
 struct key_codec {
   using key_type = typename KS::key_type;
@@ -75,6 +90,38 @@ struct key_codec {
     try {
       tuple::reader r(key);
       if (!walk_segments(r, out, std::make_index_sequence<KS::segment_count>{})) return false;
+      if (!r.at_end()) fail_trailing(r);
+      return true;
+    } catch (const decode_error& e) {
+      rethrow_in_keyspace(KS::name, key, "key", e);
+    }
+  }
+
+  // Decodes the fields of the encoded prefix of the first Segments segments (what
+  // encode_prefix wrote) into out; the other fields of out are left alone. Scans fill the
+  // fields their prefix fixed once with it. Throws decode_error naming the keyspace.
+  template <std::size_t Segments>
+  static void decode_prefix(std::string_view prefix, key_type& out) {
+    try {
+      tuple::reader r(prefix);
+      if (!walk_range<0>(r, out, std::make_index_sequence<Segments>{}) || !r.at_end())
+        r.fail("the prefix does not decode as the keyspace's first segments");
+    } catch (const decode_error& e) {
+      rethrow_in_keyspace(KS::name, prefix, "prefix", e);
+    }
+  }
+
+  // As decode(), for a key known to start with the encoding of the first FirstSegment segments
+  // (offset bytes, as a scan's bounds guarantee): decodes only the segments after it, into the
+  // fields of out that follow (std::string and bytes fields are assigned, reusing their storage).
+  // The fields before are left alone. Returns false and throws decode_error as decode() does.
+  template <std::size_t FirstSegment>
+  static bool decode_after(std::string_view key, std::size_t offset, key_type& out) {
+    try {
+      tuple::reader r(key);
+      r.skip(offset);
+      if (!walk_range<FirstSegment>(r, out, std::make_index_sequence<KS::segment_count - FirstSegment>{}))
+        return false;
       if (!r.at_end()) fail_trailing(r);
       return true;
     } catch (const decode_error& e) {
@@ -118,6 +165,11 @@ struct key_codec {
     return (walk_segment<S>(r, out) && ...);
   }
 
+  template <std::size_t First, std::size_t... S>
+  static bool walk_range(tuple::reader& r, key_type& out, std::index_sequence<S...>) {
+    return (walk_segment<First + S>(r, out) && ...);
+  }
+
   template <std::size_t S>
   static bool walk_segment(tuple::reader& r, key_type& out) {
     using seg = std::tuple_element_t<S, segments>;
@@ -128,7 +180,7 @@ struct key_codec {
     } else {
       using T = typename seg::type;
       if (r.at_end() || !codec_traits<T>::type_codes().contains(r.peek())) return false;
-      std::get<KS::fields_before[S]>(out) = codec_traits<T>::decode(r);
+      decode_field_into<T>(r, std::get<KS::fields_before[S]>(out));
       return true;
     }
   }
@@ -139,6 +191,17 @@ template <class KS>
 typename KS::value_type decode_value(std::string_view key, std::string_view value) {
   try {
     return value_traits<typename KS::value_type>::decode(value);
+  } catch (const decode_error& e) {
+    rethrow_in_keyspace(KS::name, key, "value", e);
+  }
+}
+
+// Decodes a stored value of KS into out (std::string and bytes values are assigned, reusing the
+// storage out holds); decode errors name the keyspace and the key.
+template <class KS>
+void decode_value_into(std::string_view key, std::string_view value, typename KS::value_type& out) {
+  try {
+    value_traits<typename KS::value_type>::decode_into(value, out);
   } catch (const decode_error& e) {
     rethrow_in_keyspace(KS::name, key, "value", e);
   }

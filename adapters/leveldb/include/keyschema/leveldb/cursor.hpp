@@ -43,7 +43,11 @@ class leveldb_cursor {
         upper_(std::move(other.upper_)),
         path_(other.path_),
         reverse_(other.reverse_),
-        valid_(std::exchange(other.valid_, false)) {}
+        valid_(std::exchange(other.valid_, false)),
+        value_fetched_(other.value_fetched_),
+        steps_(other.steps_),
+        key_(other.key_),
+        value_(other.value_) {}
 
   leveldb_cursor& operator=(leveldb_cursor&& other) noexcept {
     if (this != &other) {
@@ -54,6 +58,10 @@ class leveldb_cursor {
       path_ = other.path_;
       reverse_ = other.reverse_;
       valid_ = std::exchange(other.valid_, false);
+      value_fetched_ = other.value_fetched_;
+      steps_ = other.steps_;
+      key_ = other.key_;
+      value_ = other.value_;
     }
     return *this;
   }
@@ -66,29 +74,43 @@ class leveldb_cursor {
   bool valid() const noexcept { return valid_; }
 
   // The current key and value. They point into the LevelDB iterator: valid until next(), a move
-  // or destruction of this cursor.
+  // or destruction of this cursor. Each is fetched from the iterator once per step (the key when
+  // the cursor settles, the value on the first value() call), so repeated calls are free.
   // REQUIRES: valid().
-  std::string_view key() const noexcept {
-    const ::leveldb::Slice s = it_->key();
-    return {s.data(), s.size()};
-  }
+  std::string_view key() const noexcept { return key_; }
   std::string_view value() const noexcept {
-    const ::leveldb::Slice s = it_->value();
-    return {s.data(), s.size()};
+    if (!value_fetched_) {
+      const ::leveldb::Slice s = it_->value();
+      value_ = std::string_view(s.data(), s.size());
+      value_fetched_ = true;
+    }
+    return value_;
   }
 
   // Moves to the next entry in the cursor's direction; valid() turns false past the bound.
   // REQUIRES: valid().
   // Errors:
-  //   backend_error, native_call "leveldb::Iterator": LevelDB could not read the next entry
+  //   backend_error, native_call "leveldb::Iterator": LevelDB could not read an entry
   //     (Corruption: a damaged table block or a checksum mismatch with verify_checksums; IO error:
-  //     a failed read). The cursor is no longer valid(). Remedy: check the disk; run
-  //     leveldb::RepairDB on the closed database to salvage what is readable.
+  //     a failed read). The cursor is no longer valid(). LevelDB skips an unreadable block and
+  //     records the error, so the status is checked when the cursor is positioned, when it
+  //     reaches the end of its range, and every status_interval steps in between (the check
+  //     walks every level's iterator, which per step would cost about as much as the step): a
+  //     damaged block inside a range is reported at the end of the range, or at most
+  //     status_interval entries after it. Remedy: check the disk; run leveldb::RepairDB on the
+  //     closed database to salvage what is readable.
   void next() {
     if (reverse_) it_->Prev();
     else it_->Next();
+    if (++steps_ == status_interval) {
+      steps_ = 0;
+      check_status();
+    }
     settle();
   }
+
+  // Steps between two checks of the iterator's status while it stays valid.
+  static constexpr unsigned status_interval = 64;
 
  private:
   friend class leveldb_backend;
@@ -117,10 +139,12 @@ class leveldb_cursor {
       else it_->SeekToLast();
     }
     settle();
+    if (valid_) check_status();  // settle() checked it otherwise
   }
 
   // Throws when the iterator reports an error. LevelDB can stay Valid() after recording a
-  // corrupt entry it skipped, so the status is checked after every move, not only at the end.
+  // corrupt entry it skipped, so the status is checked periodically too (see next()), not only
+  // at the end.
   void check_status() {
     const ::leveldb::Status s = it_->status();
     if (!s.ok()) {
@@ -130,15 +154,19 @@ class leveldb_cursor {
     }
   }
 
-  // Sets valid_ after a move: an entry that is inside the bound.
+  // Sets valid_ after a move: an entry that is inside the bound; fetches its key. Checks the
+  // status when the iterator ran out.
   void settle() {
-    check_status();
+    value_fetched_ = false;
     if (!it_->Valid()) {
       valid_ = false;
+      check_status();
       return;
     }
-    const std::string_view k = key();
-    valid_ = reverse_ ? k >= std::string_view(lower_) : (upper_.empty() || k < std::string_view(upper_));
+    const ::leveldb::Slice s = it_->key();
+    key_ = std::string_view(s.data(), s.size());
+    valid_ = reverse_ ? key_ >= std::string_view(lower_) : (upper_.empty() || key_ < std::string_view(upper_));
+    if (!valid_) check_status();  // the end of the range: what the scan read was read without error
   }
 
   std::optional<leveldb_snapshot> snap_;    // keeps an explicit snapshot alive
@@ -147,6 +175,10 @@ class leveldb_cursor {
   const std::string* path_;  // the backend's, for error messages
   bool reverse_;
   bool valid_ = false;
+  mutable bool value_fetched_ = false;
+  unsigned steps_ = 0;
+  std::string_view key_;            // the current key, fetched once per step
+  mutable std::string_view value_;  // the current value, once fetched
 };
 
 KEYSCHEMA_END_NAMESPACE

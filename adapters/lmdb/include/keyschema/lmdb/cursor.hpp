@@ -86,8 +86,13 @@ class lmdb_cursor {
       valid_ = false;
       throw error("keyschema::lmdb_backend::cursor: the write transaction of this cursor has ended");
     }
-    auto lk = lock();
-    settle(step(reverse_ ? MDB_PREV : MDB_NEXT));
+    const MDB_cursor_op op = reverse_ ? MDB_PREV : MDB_NEXT;
+    if (shared_) {  // a snapshot's transaction may be used by other threads' cursors
+      std::lock_guard lk(txn_->mu);
+      settle(step(op));
+    } else {
+      settle(step(op));
+    }
   }
 
   // The LMDB cursor, for power users. Valid while this cursor lives.

@@ -10,8 +10,8 @@
 // (MDB_MAP_RESIZED). Opened by open_env() (open_env.hpp).
 //
 // Thread-safety: acquire_read, release_read, drain_pool, enter_gate, try_grow_early and
-// adopt_external_size may be called from any thread concurrently (the gate and pool_mu guard
-// them). begin_write_txn, grow_for_write and note_usage are called by the writer holding
+// adopt_external_size may be called from any thread concurrently (the gate guards them; its lock
+// also guards the pool). begin_write_txn, grow_for_write and note_usage are called by the writer holding
 // write_mu. gate_lease is a scope guard of one thread.
 #pragma once
 
@@ -58,8 +58,7 @@ struct env_state {
   std::size_t ceiling = 0;
   std::atomic<std::size_t> map_size{0};
   lmdb_detail::txn_gate gate;
-  std::mutex pool_mu;
-  std::vector<MDB_txn*> pool;  // reset read transactions, capacity reserved at open
+  std::vector<MDB_txn*> pool;  // reset read transactions, capacity reserved at open; guarded by gate's lock
   std::size_t pool_cap = 0;
   std::mutex write_mu;
   // The last commit left the map more than 3/4 used: grow it as soon as nothing is open.
@@ -67,7 +66,12 @@ struct env_state {
 
   // Enters the gate or throws: limit_error on timeout, backend_error once the map is lost.
   void enter_gate() {
-    switch (gate.enter()) {
+    enter_gate([] {});
+  }
+  // As enter_gate(), running fn under the gate's lock once entered (see txn_gate::enter(fn)).
+  template <class Fn>
+  void enter_gate(Fn&& fn) {
+    switch (gate.enter(fn)) {
       case lmdb_detail::txn_gate::status::ok:
         return;
       case lmdb_detail::txn_gate::status::timed_out:
@@ -92,15 +96,13 @@ struct env_state {
     bool drained = false;
     int resized = 0;
     for (;;) {
-      enter_gate();
       MDB_txn* t = nullptr;
-      {
-        std::lock_guard lk(pool_mu);
+      enter_gate([&] {  // one lock for the gate and the pool
         if (!pool.empty()) {
           t = pool.back();
           pool.pop_back();
         }
-      }
+      });
       const bool renewed = t != nullptr;
       const int rc = renewed ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
       if (rc == MDB_SUCCESS) return t;
@@ -136,14 +138,12 @@ struct env_state {
   // holds a snapshot across its own commit (a read-modify-write transaction) could not.
   void release_read(MDB_txn* t) noexcept {
     ::mdb_txn_reset(t);
-    gate.leave();
-    {
-      std::lock_guard lk(pool_mu);
+    gate.leave([&] {  // one lock for the gate and the pool
       if (pool.size() < pool_cap) {
         pool.push_back(t);  // never allocates: capacity reserved at open
         t = nullptr;
       }
-    }
+    });
     if (t != nullptr) ::mdb_txn_abort(t);
     if (grow_pending.load(std::memory_order_relaxed)) {
       try {
@@ -156,9 +156,10 @@ struct env_state {
 
   // Frees the reader slots of the idle pooled transactions.
   void drain_pool() noexcept {
-    std::lock_guard lk(pool_mu);
-    for (MDB_txn* t : pool) ::mdb_txn_abort(t);
-    pool.clear();  // keeps the reserved capacity
+    gate.with_lock([&] {
+      for (MDB_txn* t : pool) ::mdb_txn_abort(t);
+      pool.clear();  // keeps the reserved capacity
+    });
   }
 
   // mdb_env_set_mapsize(size) with the gate held exclusively. A failed remap leaves LMDB without

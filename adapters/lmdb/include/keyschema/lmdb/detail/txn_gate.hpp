@@ -36,18 +36,39 @@ class txn_gate {
   // caller must call leave() once the transaction ended, also when beginning it failed),
   // timed_out (a resize did not finish in time) or poisoned; nothing is registered then.
   status enter() {
+    return enter([] {});
+  }
+  // As enter(), and runs fn() under the gate's lock once the transaction is registered (the LMDB
+  // adapter takes a pooled read transaction there, saving a lock of its own). fn must not throw.
+  template <class Fn>
+  status enter(Fn&& fn) {
     std::unique_lock lk(mu_);
     if (resizing_ && !cv_.wait_for(lk, wait_, [&] { return !resizing_; })) return status::timed_out;
     if (poisoned_) return status::poisoned;
     ++active_;
+    fn();
     return status::ok;
   }
 
   // Unregisters a transaction registered by enter(). REQUIRES: a matching successful enter().
   void leave() noexcept {
+    leave([] {});
+  }
+  // As leave(), and runs fn() under the gate's lock first (the LMDB adapter returns a read
+  // transaction to its pool there). fn must not throw.
+  template <class Fn>
+  void leave(Fn&& fn) noexcept {
     std::lock_guard lk(mu_);
+    fn();
     --active_;
     if (active_ == 0 && resizing_) cv_.notify_all();
+  }
+
+  // Runs fn() under the gate's lock (what the pool of read transactions is guarded by).
+  template <class Fn>
+  void with_lock(Fn&& fn) noexcept {
+    std::lock_guard lk(mu_);
+    fn();
   }
 
   // Waits (bounded) until no transaction is active and no other resize runs, then calls fn()

@@ -1,0 +1,771 @@
+// store_bench: typed keyschema operations against the same operations written on the native
+// LevelDB and LMDB APIs, in one run, on the same keys and at the same durability.
+//
+// The keys are the broker's message metadata keys ("DESTINATION", queue, "MESSAGE_METADATA",
+// message id) -> 1 KiB body. The native side builds exactly the same key bytes with a hand-written
+// encoder (checked against keyschema's at start-up), reads the id back from the key bytes and
+// calls the engine directly on the same database handle (leveldb_backend::native(),
+// lmdb_backend::native()), with the same read options (LevelDB: verify_checksums) and no sync on
+// either side. Pairs, per engine:
+//
+//   put               one put of a new key                    DB::Put / one write transaction
+//   batch100          100 puts in one atomic batch             WriteBatch / one write transaction
+//   get               a point read returning an owned value    DB::Get into a new std::string /
+//                                                              mdb_get in a renewed read txn
+//   get_into          a point read into a reused object        the same into a reused string
+//   scan_owning       1,000 entries: id and value copied into one reused entry / string
+//   scan_views        1,000 entries: id and a view of the value
+//   scan_keys         1,000 entries: id only
+//   scan_reverse      1,000 entries last first, owning
+//   erase_batch       100 erases in one atomic batch
+//   drained_first     the first entry of a drained queue (limit(1); none is there)
+//
+// Each pair is registered as <engine>/<op>/keyschema and <engine>/<op>/native. After the run a
+// table gives, per pair, the CPU time of both sides (the median when --benchmark_repetitions is
+// given) and the ratio native/keyschema: 1.00 is parity, the target is >= 0.95. Scans report
+// the time per scanned entry.
+//
+// Run: build/bench/bench/store_bench --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
+// (databases go to $TMPDIR or /tmp). Interleaving the repetitions keeps either side of a pair from
+// running alone while the engine compacts or the machine is busy.
+#include <benchmark/benchmark.h>
+#include <keyschema/keyschema.hpp>
+#include <keyschema/leveldb.hpp>
+#include <keyschema/lmdb.hpp>
+
+#include <leveldb/db.h>
+#include <leveldb/iterator.h>
+#include <leveldb/write_batch.h>
+#include <lmdb.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+namespace ks = keyschema;
+
+using metadata = ks::keyspace<"message_metadata", ks::bytes, ks::lit<"DESTINATION">, ks::field<"destination", std::string>,
+                              ks::lit<"MESSAGE_METADATA">, ks::field<"message_id", std::uint64_t>>;
+using schema = ks::schema<metadata>;
+
+constexpr std::size_t kScanEntries = 1000;
+constexpr std::size_t kGetKeys = 10000;
+constexpr std::size_t kBatch = 100;
+constexpr std::uint64_t kFirstId = 1'000'000'000'007ull;  // realistic ids: 5-6 significant bytes
+const std::string kBody(1024, 'b');
+// Writes on both sides: no sync (keyschema's default is sync; the native calls' is not).
+constexpr ks::write_options kNoSync{.sync = false};
+
+// --- the hand-written native key code -------------------------------------------------------------
+
+const std::string kDestination = std::string("\x02" "DESTINATION", 12) + '\0';
+const std::string kMetadata = std::string("\x02" "MESSAGE_METADATA", 17) + '\0';
+
+// The prefix of a queue's metadata keys. REQUIRES: queue holds no NUL.
+std::string native_prefix(std::string_view queue) {
+  std::string out = kDestination;
+  out.push_back('\x02');
+  out.append(queue);
+  out.push_back('\0');
+  out.append(kMetadata);
+  return out;
+}
+
+// Appends a non-negative integer element: 0x14 + n, then n big-endian bytes.
+inline void append_id(std::string& out, std::uint64_t v) {
+  const int n = v == 0 ? 0 : (64 - __builtin_clzll(v) + 7) / 8;
+  char buf[9];
+  buf[0] = static_cast<char>(0x14 + n);
+  for (int i = 0; i < n; ++i) buf[1 + i] = static_cast<char>(v >> (8 * (n - 1 - i)));
+  out.append(buf, static_cast<std::size_t>(n) + 1);
+}
+
+inline void native_key(std::string& out, const std::string& prefix, std::uint64_t id) {
+  out.assign(prefix);
+  append_id(out, id);
+}
+
+// The id at the end of a metadata key whose prefix has prefix_size bytes; false when malformed.
+inline bool native_id(const char* k, std::size_t size, std::size_t prefix_size, std::uint64_t& id) {
+  if (size <= prefix_size) return false;
+  const int n = static_cast<unsigned char>(k[prefix_size]) - 0x14;
+  if (n < 0 || n > 8 || size != prefix_size + 1 + static_cast<std::size_t>(n)) return false;
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v = (v << 8) | static_cast<unsigned char>(k[prefix_size + 1 + i]);
+  id = v;
+  return true;
+}
+
+std::filesystem::path bench_dir(const char* name) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::filesystem::path p = std::filesystem::path(tmp != nullptr ? tmp : "/tmp") /
+                            ("keyschema_store_bench_" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p.parent_path());
+  return p;
+}
+
+// --- the two engines --------------------------------------------------------------------------------
+
+template <class Backend>
+struct fixture {
+  std::unique_ptr<ks::store<schema, Backend>> db;
+  std::uint64_t next_put_id = kFirstId;
+  std::uint64_t next_native_put_id = kFirstId;
+};
+
+template <class Backend>
+fixture<Backend>& engine();
+
+// Opened on first use, closed in order at the end (native handles before the stores).
+std::unique_ptr<fixture<ks::leveldb_backend>> g_leveldb;
+std::unique_ptr<fixture<ks::lmdb_backend>> g_lmdb;
+
+void populate(auto& db) {
+  // Reads go to queues of equal name length, written once: "get" (kGetKeys keys), "scan"
+  // (kScanEntries), and "drained" (written and erased), followed by "drainee" with entries.
+  auto b = db.batch();
+  for (std::uint64_t i = 0; i < kGetKeys; ++i) b.template put<metadata>({"get", kFirstId + i}, ks::bytes(kBody));
+  for (std::uint64_t i = 0; i < kScanEntries; ++i) b.template put<metadata>({"scan", kFirstId + i}, ks::bytes(kBody));
+  for (std::uint64_t i = 0; i < 10; ++i) b.template put<metadata>({"drainee", kFirstId + i}, ks::bytes(kBody));
+  b.commit();
+  for (std::uint64_t i = 0; i < kScanEntries; ++i) b.template put<metadata>({"drained", kFirstId + i}, ks::bytes(kBody));
+  b.commit();
+  for (std::uint64_t i = 0; i < kScanEntries; ++i) b.template erase<metadata>({"drained", kFirstId + i});
+  b.commit({.sync = true});
+  // LevelDB: everything both sides read starts compacted (the drained queue's tombstones are
+  // gone), so neither side runs before and the other after a compaction that its own seeks
+  // triggered.
+  if constexpr (requires { db.backend().native().CompactRange(nullptr, nullptr); })
+    db.backend().native().CompactRange(nullptr, nullptr);
+}
+
+template <>
+fixture<ks::leveldb_backend>& engine<ks::leveldb_backend>() {
+  if (!g_leveldb) {
+    g_leveldb = std::make_unique<fixture<ks::leveldb_backend>>();
+    g_leveldb->db = std::make_unique<ks::store<schema, ks::leveldb_backend>>(bench_dir("leveldb"));
+    populate(*g_leveldb->db);
+  }
+  return *g_leveldb;
+}
+
+template <>
+fixture<ks::lmdb_backend>& engine<ks::lmdb_backend>() {
+  if (!g_lmdb) {
+    g_lmdb = std::make_unique<fixture<ks::lmdb_backend>>();
+    // A map large enough for the whole run: the native side does not grow it as keyschema does.
+    g_lmdb->db = std::make_unique<ks::store<schema, ks::lmdb_backend>>(bench_dir("lmdb"),
+                                                                      ks::lmdb_options{.map_size = std::size_t{16} << 30});
+    populate(*g_lmdb->db);
+  }
+  return *g_lmdb;
+}
+
+// Native LevelDB: the backend's own handle and read options.
+struct native_leveldb {
+  leveldb::DB& db;
+  leveldb::ReadOptions ro;
+  leveldb::WriteOptions wo;  // sync = false, as on the keyschema side
+  explicit native_leveldb(leveldb::DB& d) : db(d) { ro.verify_checksums = true; }
+
+  void put(const std::string& k, const std::string& v) {
+    if (!db.Put(wo, k, v).ok()) throw std::runtime_error("Put");
+  }
+  void write(leveldb::WriteBatch& b) {
+    if (!db.Write(wo, &b).ok()) throw std::runtime_error("Write");
+  }
+  bool get(const std::string& k, std::string& v) {
+    const leveldb::Status s = db.Get(ro, k, &v);
+    if (s.ok()) return true;
+    if (s.IsNotFound()) return false;
+    throw std::runtime_error("Get");
+  }
+};
+
+// Native LMDB: the backend's env and dbi; one read transaction renewed per read, as native code
+// keeps it; writes commit with MDB_NOSYNC like the keyschema side's sync = false.
+struct native_lmdb {
+  MDB_env* env;
+  MDB_dbi dbi;
+  MDB_txn* rtxn = nullptr;
+  native_lmdb(MDB_env* e, MDB_dbi d) : env(e), dbi(d) {
+    if (::mdb_txn_begin(env, nullptr, MDB_RDONLY, &rtxn) != MDB_SUCCESS) throw std::runtime_error("mdb_txn_begin");
+    ::mdb_txn_reset(rtxn);
+    ::mdb_env_set_flags(env, MDB_NOSYNC, 1);
+  }
+  ~native_lmdb() {
+    ::mdb_env_set_flags(env, MDB_NOSYNC, 0);
+    ::mdb_txn_abort(rtxn);
+  }
+  native_lmdb(const native_lmdb&) = delete;
+  native_lmdb& operator=(const native_lmdb&) = delete;
+
+  MDB_txn* begin_read() {
+    if (::mdb_txn_renew(rtxn) != MDB_SUCCESS) throw std::runtime_error("mdb_txn_renew");
+    return rtxn;
+  }
+  void end_read() { ::mdb_txn_reset(rtxn); }
+  template <class F>
+  void write(F&& f) {
+    ::mdb_env_set_flags(env, MDB_NOSYNC, 1);  // per write: keyschema's no-sync writes clear it after themselves
+    MDB_txn* t = nullptr;
+    if (::mdb_txn_begin(env, nullptr, 0, &t) != MDB_SUCCESS) throw std::runtime_error("mdb_txn_begin");
+    f(t);
+    if (::mdb_txn_commit(t) != MDB_SUCCESS) throw std::runtime_error("mdb_txn_commit");
+  }
+  void put(MDB_txn* t, const std::string& k, const std::string& v) {
+    MDB_val mk{k.size(), const_cast<char*>(k.data())};
+    MDB_val mv{v.size(), const_cast<char*>(v.data())};
+    if (::mdb_put(t, dbi, &mk, &mv, 0) != MDB_SUCCESS) throw std::runtime_error("mdb_put");
+  }
+  void del(MDB_txn* t, const std::string& k) {
+    MDB_val mk{k.size(), const_cast<char*>(k.data())};
+    const int rc = ::mdb_del(t, dbi, &mk, nullptr);
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) throw std::runtime_error("mdb_del");
+  }
+  bool get(const std::string& k, std::string& v) {
+    MDB_txn* t = begin_read();
+    MDB_val mk{k.size(), const_cast<char*>(k.data())};
+    MDB_val mv;
+    const int rc = ::mdb_get(t, dbi, &mk, &mv);
+    if (rc == MDB_SUCCESS) v.assign(static_cast<const char*>(mv.mv_data), mv.mv_size);
+    end_read();
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) throw std::runtime_error("mdb_get");
+    return rc == MDB_SUCCESS;
+  }
+};
+
+std::unique_ptr<native_leveldb> g_native_leveldb;
+std::unique_ptr<native_lmdb> g_native_lmdb;
+
+// --- keyschema side (the same code for both engines) -------------------------------------------------
+
+template <class Backend>
+void ks_put(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  const ks::bytes body(kBody);
+  for (auto _ : state) f.db->template put<metadata>({"putk", f.next_put_id++}, body, kNoSync);
+}
+
+template <class Backend>
+void ks_batch100(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  const ks::bytes body(kBody);
+  auto b = f.db->batch();
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < kBatch; ++i) b.template put<metadata>({"btck", f.next_put_id++}, body);
+    b.commit(kNoSync);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+
+template <class Backend>
+void ks_get(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    auto v = f.db->template get<metadata>({"get", kFirstId + (i++ * 7919) % kGetKeys});
+    benchmark::DoNotOptimize(v);
+  }
+}
+
+template <class Backend>
+void ks_get_into(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  std::uint64_t i = 0;
+  ks::bytes v;
+  for (auto _ : state) {
+    const bool found = f.db->template get_into<metadata>({"get", kFirstId + (i++ * 7919) % kGetKeys}, v);
+    benchmark::DoNotOptimize(found);
+    benchmark::DoNotOptimize(v);
+  }
+}
+
+template <class Backend>
+void ks_scan_owning(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (const auto& e : f.db->template scan<metadata>("scan")) sum += e.template get<"message_id">() + e.value.size();
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
+}
+
+template <class Backend>
+void ks_scan_views(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (const auto& e : f.db->template scan<metadata>("scan").value_views())
+      sum += e.template get<"message_id">() + e.value.size();
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
+}
+
+template <class Backend>
+void ks_scan_keys(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (const auto& e : f.db->template scan<metadata>("scan").keys_only()) sum += e.template get<"message_id">();
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
+}
+
+template <class Backend>
+void ks_scan_reverse(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    for (const auto& e : f.db->template scan<metadata>("scan").reverse())
+      sum += e.template get<"message_id">() + e.value.size();
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
+}
+
+template <class Backend>
+void ks_erase_batch(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  const std::uint64_t first = f.next_put_id;
+  f.next_put_id += kBatch * static_cast<std::uint64_t>(state.max_iterations);
+  {
+    auto b = f.db->batch();
+    for (std::uint64_t i = 0; i < kBatch * state.max_iterations; ++i) {
+      b.template put<metadata>({"ersk", first + i}, ks::bytes("x"));
+      if (b.size() == 1000) b.commit(kNoSync);
+    }
+    b.commit(kNoSync);
+  }
+  std::uint64_t id = first;
+  auto b = f.db->batch();
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < kBatch; ++i) b.template erase<metadata>({"ersk", id++});
+    b.commit(kNoSync);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+
+template <class Backend>
+void ks_drained_first(benchmark::State& state) {
+  auto& f = engine<Backend>();
+  for (auto _ : state) {
+    std::uint64_t first = 0;
+    for (const auto& e : f.db->template scan<metadata>("drained").limit(1)) first = e.template get<"message_id">();
+    benchmark::DoNotOptimize(first);
+  }
+}
+
+// --- native LevelDB ------------------------------------------------------------------------------------
+
+native_leveldb& nl() {
+  if (!g_native_leveldb) g_native_leveldb = std::make_unique<native_leveldb>(engine<ks::leveldb_backend>().db->backend().native());
+  return *g_native_leveldb;
+}
+
+void leveldb_put(benchmark::State& state) {
+  auto& f = engine<ks::leveldb_backend>();
+  const std::string prefix = native_prefix("putn");
+  std::string k;
+  for (auto _ : state) {
+    native_key(k, prefix, f.next_native_put_id++);
+    nl().put(k, kBody);
+  }
+}
+
+void leveldb_batch100(benchmark::State& state) {
+  auto& f = engine<ks::leveldb_backend>();
+  const std::string prefix = native_prefix("btcn");
+  std::string k;
+  leveldb::WriteBatch b;
+  for (auto _ : state) {
+    b.Clear();
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      native_key(k, prefix, f.next_native_put_id++);
+      b.Put(k, kBody);
+    }
+    nl().write(b);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+
+void leveldb_get(benchmark::State& state) {
+  const std::string prefix = native_prefix("get");
+  std::string k;
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    native_key(k, prefix, kFirstId + (i++ * 7919) % kGetKeys);
+    std::string v;
+    const bool found = nl().get(k, v);
+    benchmark::DoNotOptimize(found);
+    benchmark::DoNotOptimize(v);
+  }
+}
+
+void leveldb_get_into(benchmark::State& state) {
+  const std::string prefix = native_prefix("get");
+  std::string k, v;
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    native_key(k, prefix, kFirstId + (i++ * 7919) % kGetKeys);
+    const bool found = nl().get(k, v);
+    benchmark::DoNotOptimize(found);
+    benchmark::DoNotOptimize(v);
+  }
+}
+
+enum class scan_kind { owning, views, keys, reverse };
+
+template <scan_kind Kind>
+void leveldb_scan(benchmark::State& state) {
+  const std::string prefix = native_prefix("scan");
+  std::string upper = prefix;
+  upper.push_back('\xff');
+  std::string value;
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    std::unique_ptr<leveldb::Iterator> it(nl().db.NewIterator(nl().ro));
+    if constexpr (Kind == scan_kind::reverse) {
+      it->Seek(upper);
+      if (it->Valid()) it->Prev();
+      else it->SeekToLast();
+    } else {
+      it->Seek(prefix);
+    }
+    for (; it->Valid();) {
+      const leveldb::Slice k = it->key();
+      if (k.size() < prefix.size() || std::memcmp(k.data(), prefix.data(), prefix.size()) != 0) break;
+      std::uint64_t id = 0;
+      if (!native_id(k.data(), k.size(), prefix.size(), id)) throw std::runtime_error("bad key");
+      sum += id;
+      if constexpr (Kind == scan_kind::owning || Kind == scan_kind::reverse) {
+        const leveldb::Slice v = it->value();
+        value.assign(v.data(), v.size());
+        sum += value.size();
+      } else if constexpr (Kind == scan_kind::views) {
+        sum += it->value().size();
+      }
+      if constexpr (Kind == scan_kind::reverse) it->Prev();
+      else it->Next();
+    }
+    if (!it->status().ok()) throw std::runtime_error("Iterator");
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
+}
+
+void leveldb_erase_batch(benchmark::State& state) {
+  auto& f = engine<ks::leveldb_backend>();
+  const std::string prefix = native_prefix("ersn");
+  const std::uint64_t first = f.next_native_put_id;
+  f.next_native_put_id += kBatch * static_cast<std::uint64_t>(state.max_iterations);
+  std::string k;
+  {
+    leveldb::WriteBatch b;
+    for (std::uint64_t i = 0; i < kBatch * state.max_iterations; ++i) {
+      native_key(k, prefix, first + i);
+      b.Put(k, "x");
+      if ((i + 1) % 1000 == 0) {
+        nl().write(b);
+        b.Clear();
+      }
+    }
+    nl().write(b);
+  }
+  std::uint64_t id = first;
+  leveldb::WriteBatch b;
+  for (auto _ : state) {
+    b.Clear();
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      native_key(k, prefix, id++);
+      b.Delete(k);
+    }
+    nl().write(b);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+
+void leveldb_drained_first(benchmark::State& state) {
+  const std::string prefix = native_prefix("drained");
+  for (auto _ : state) {
+    std::uint64_t first = 0;
+    std::unique_ptr<leveldb::Iterator> it(nl().db.NewIterator(nl().ro));
+    it->Seek(prefix);
+    if (it->Valid()) {
+      const leveldb::Slice k = it->key();
+      if (k.size() >= prefix.size() && std::memcmp(k.data(), prefix.data(), prefix.size()) == 0 &&
+          !native_id(k.data(), k.size(), prefix.size(), first))
+        throw std::runtime_error("bad key");
+    }
+    if (!it->status().ok()) throw std::runtime_error("Iterator");
+    benchmark::DoNotOptimize(first);
+  }
+}
+
+// --- native LMDB ---------------------------------------------------------------------------------------
+
+native_lmdb& nm() {
+  if (!g_native_lmdb) {
+    auto& b = engine<ks::lmdb_backend>().db->backend();
+    g_native_lmdb = std::make_unique<native_lmdb>(b.native(), b.native_dbi());
+  }
+  return *g_native_lmdb;
+}
+
+void lmdb_put(benchmark::State& state) {
+  auto& f = engine<ks::lmdb_backend>();
+  const std::string prefix = native_prefix("putn");
+  std::string k;
+  for (auto _ : state) {
+    native_key(k, prefix, f.next_native_put_id++);
+    nm().write([&](MDB_txn* t) { nm().put(t, k, kBody); });
+  }
+}
+
+void lmdb_batch100(benchmark::State& state) {
+  auto& f = engine<ks::lmdb_backend>();
+  const std::string prefix = native_prefix("btcn");
+  std::string k;
+  for (auto _ : state) {
+    nm().write([&](MDB_txn* t) {
+      for (std::size_t i = 0; i < kBatch; ++i) {
+        native_key(k, prefix, f.next_native_put_id++);
+        nm().put(t, k, kBody);
+      }
+    });
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+
+void lmdb_get(benchmark::State& state) {
+  const std::string prefix = native_prefix("get");
+  std::string k;
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    native_key(k, prefix, kFirstId + (i++ * 7919) % kGetKeys);
+    std::string v;
+    const bool found = nm().get(k, v);
+    benchmark::DoNotOptimize(found);
+    benchmark::DoNotOptimize(v);
+  }
+}
+
+void lmdb_get_into(benchmark::State& state) {
+  const std::string prefix = native_prefix("get");
+  std::string k, v;
+  std::uint64_t i = 0;
+  for (auto _ : state) {
+    native_key(k, prefix, kFirstId + (i++ * 7919) % kGetKeys);
+    const bool found = nm().get(k, v);
+    benchmark::DoNotOptimize(found);
+    benchmark::DoNotOptimize(v);
+  }
+}
+
+template <scan_kind Kind>
+void lmdb_scan(benchmark::State& state) {
+  const std::string prefix = native_prefix("scan");
+  std::string upper = prefix;
+  upper.push_back('\xff');
+  std::string value;
+  for (auto _ : state) {
+    std::uint64_t sum = 0;
+    MDB_txn* t = nm().begin_read();
+    MDB_cursor* c = nullptr;
+    if (::mdb_cursor_open(t, nm().dbi, &c) != MDB_SUCCESS) throw std::runtime_error("mdb_cursor_open");
+    MDB_val k, v;
+    int rc;
+    if constexpr (Kind == scan_kind::reverse) {
+      k = MDB_val{upper.size(), upper.data()};
+      rc = ::mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+      rc = rc == MDB_SUCCESS ? ::mdb_cursor_get(c, &k, &v, MDB_PREV) : ::mdb_cursor_get(c, &k, &v, MDB_LAST);
+    } else {
+      k = MDB_val{prefix.size(), const_cast<char*>(prefix.data())};
+      rc = ::mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    }
+    for (; rc == MDB_SUCCESS;) {
+      const char* kd = static_cast<const char*>(k.mv_data);
+      if (k.mv_size < prefix.size() || std::memcmp(kd, prefix.data(), prefix.size()) != 0) break;
+      std::uint64_t id = 0;
+      if (!native_id(kd, k.mv_size, prefix.size(), id)) throw std::runtime_error("bad key");
+      sum += id;
+      if constexpr (Kind == scan_kind::owning || Kind == scan_kind::reverse) {
+        value.assign(static_cast<const char*>(v.mv_data), v.mv_size);
+        sum += value.size();
+      } else if constexpr (Kind == scan_kind::views) {
+        sum += std::string_view(static_cast<const char*>(v.mv_data), v.mv_size).size();
+      }
+      rc = ::mdb_cursor_get(c, &k, &v, Kind == scan_kind::reverse ? MDB_PREV : MDB_NEXT);
+    }
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) throw std::runtime_error("mdb_cursor_get");
+    ::mdb_cursor_close(c);
+    nm().end_read();
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
+}
+
+void lmdb_erase_batch(benchmark::State& state) {
+  auto& f = engine<ks::lmdb_backend>();
+  const std::string prefix = native_prefix("ersn");
+  const std::uint64_t first = f.next_native_put_id;
+  f.next_native_put_id += kBatch * static_cast<std::uint64_t>(state.max_iterations);
+  std::string k;
+  for (std::uint64_t i = 0; i < kBatch * state.max_iterations; i += 1000) {
+    nm().write([&](MDB_txn* t) {
+      for (std::uint64_t j = i; j < i + 1000 && j < kBatch * state.max_iterations; ++j) {
+        native_key(k, prefix, first + j);
+        nm().put(t, k, "x");
+      }
+    });
+  }
+  std::uint64_t id = first;
+  for (auto _ : state) {
+    nm().write([&](MDB_txn* t) {
+      for (std::size_t i = 0; i < kBatch; ++i) {
+        native_key(k, prefix, id++);
+        nm().del(t, k);
+      }
+    });
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+
+void lmdb_drained_first(benchmark::State& state) {
+  const std::string prefix = native_prefix("drained");
+  for (auto _ : state) {
+    std::uint64_t first = 0;
+    MDB_txn* t = nm().begin_read();
+    MDB_cursor* c = nullptr;
+    if (::mdb_cursor_open(t, nm().dbi, &c) != MDB_SUCCESS) throw std::runtime_error("mdb_cursor_open");
+    MDB_val k{prefix.size(), const_cast<char*>(prefix.data())}, v;
+    const int rc = ::mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_SUCCESS) {
+      const char* kd = static_cast<const char*>(k.mv_data);
+      if (k.mv_size >= prefix.size() && std::memcmp(kd, prefix.data(), prefix.size()) == 0 &&
+          !native_id(kd, k.mv_size, prefix.size(), first))
+        throw std::runtime_error("bad key");
+    } else if (rc != MDB_NOTFOUND) {
+      throw std::runtime_error("mdb_cursor_get");
+    }
+    ::mdb_cursor_close(c);
+    nm().end_read();
+    benchmark::DoNotOptimize(first);
+  }
+}
+
+// The native key encoder writes exactly keyschema's bytes.
+void check_keys() {
+  for (std::uint64_t id : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{255}, std::uint64_t{256}, kFirstId,
+                           ~std::uint64_t{0}}) {
+    std::string mine;
+    native_key(mine, native_prefix("scan"), id);
+    if (mine != ks::tuple::pack("DESTINATION", "scan", "MESSAGE_METADATA", id)) {
+      std::fprintf(stderr, "store_bench: the native key encoder differs from keyschema's for id %llu\n",
+                   static_cast<unsigned long long>(id));
+      std::exit(2);
+    }
+  }
+}
+
+constexpr std::int64_t kEraseIterations = 2000;
+
+#define KS_PAIR(engine_name, op, ks_fn, native_fn)                          \
+  BENCHMARK(ks_fn)->Name(#engine_name "/" #op "/keyschema");                \
+  BENCHMARK(native_fn)->Name(#engine_name "/" #op "/native")
+
+KS_PAIR(leveldb, put, ks_put<ks::leveldb_backend>, leveldb_put);
+KS_PAIR(leveldb, batch100, ks_batch100<ks::leveldb_backend>, leveldb_batch100);
+KS_PAIR(leveldb, get, ks_get<ks::leveldb_backend>, leveldb_get);
+KS_PAIR(leveldb, get_into, ks_get_into<ks::leveldb_backend>, leveldb_get_into);
+KS_PAIR(leveldb, scan_owning, ks_scan_owning<ks::leveldb_backend>, leveldb_scan<scan_kind::owning>);
+KS_PAIR(leveldb, scan_views, ks_scan_views<ks::leveldb_backend>, leveldb_scan<scan_kind::views>);
+KS_PAIR(leveldb, scan_keys, ks_scan_keys<ks::leveldb_backend>, leveldb_scan<scan_kind::keys>);
+KS_PAIR(leveldb, scan_reverse, ks_scan_reverse<ks::leveldb_backend>, leveldb_scan<scan_kind::reverse>);
+BENCHMARK(ks_erase_batch<ks::leveldb_backend>)->Name("leveldb/erase_batch/keyschema")->Iterations(kEraseIterations);
+BENCHMARK(leveldb_erase_batch)->Name("leveldb/erase_batch/native")->Iterations(kEraseIterations);
+KS_PAIR(leveldb, drained_first, ks_drained_first<ks::leveldb_backend>, leveldb_drained_first);
+
+KS_PAIR(lmdb, put, ks_put<ks::lmdb_backend>, lmdb_put);
+KS_PAIR(lmdb, batch100, ks_batch100<ks::lmdb_backend>, lmdb_batch100);
+KS_PAIR(lmdb, get, ks_get<ks::lmdb_backend>, lmdb_get);
+KS_PAIR(lmdb, get_into, ks_get_into<ks::lmdb_backend>, lmdb_get_into);
+KS_PAIR(lmdb, scan_owning, ks_scan_owning<ks::lmdb_backend>, lmdb_scan<scan_kind::owning>);
+KS_PAIR(lmdb, scan_views, ks_scan_views<ks::lmdb_backend>, lmdb_scan<scan_kind::views>);
+KS_PAIR(lmdb, scan_keys, ks_scan_keys<ks::lmdb_backend>, lmdb_scan<scan_kind::keys>);
+KS_PAIR(lmdb, scan_reverse, ks_scan_reverse<ks::lmdb_backend>, lmdb_scan<scan_kind::reverse>);
+BENCHMARK(ks_erase_batch<ks::lmdb_backend>)->Name("lmdb/erase_batch/keyschema")->Iterations(kEraseIterations);
+BENCHMARK(lmdb_erase_batch)->Name("lmdb/erase_batch/native")->Iterations(kEraseIterations);
+KS_PAIR(lmdb, drained_first, ks_drained_first<ks::lmdb_backend>, lmdb_drained_first);
+
+// Prints the normal console output and remembers each run's CPU time for the summary.
+class summary_reporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {  // single runs, or the median when repetitions are aggregated
+      if (r.error_occurred) continue;
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
+      if (r.run_type != Run::RT_Aggregate && r.repetitions > 1) continue;
+      std::string name = r.run_name.str();
+      if (const auto it = name.find("/iterations:"); it != std::string::npos) name.erase(it);
+      const auto slash = name.rfind('/');
+      if (slash == std::string::npos) continue;
+      double t = r.GetAdjustedCPUTime();
+      const auto items = r.counters.find("items_per_second");
+      (void)items;
+      times_[name.substr(0, slash)][name.substr(slash + 1)] = t;
+    }
+  }
+
+  void print_summary() const {
+    std::printf("\nsummary: CPU time per operation (scans: per scan of %zu entries; batches: per batch of %zu), "
+                "ratio = native / keyschema (1.00 = parity, target >= 0.95)\n",
+                kScanEntries, kBatch);
+    std::printf("  %-26s %14s %14s %7s\n", "pair", "keyschema", "native", "ratio");
+    for (const auto& [op, sides] : times_) {
+      const auto k = sides.find("keyschema");
+      const auto n = sides.find("native");
+      if (k == sides.end() || n == sides.end() || k->second <= 0) continue;
+      std::printf("  %-26s %11.1f ns %11.1f ns %7.2f\n", op.c_str(), k->second, n->second, n->second / k->second);
+    }
+  }
+
+ private:
+  std::map<std::string, std::map<std::string, double>> times_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  check_keys();
+  summary_reporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.print_summary();
+  benchmark::Shutdown();
+  g_native_leveldb.reset();
+  g_native_lmdb.reset();
+  g_leveldb.reset();
+  g_lmdb.reset();
+  const char* tmp = std::getenv("TMPDIR");
+  std::filesystem::remove_all(std::filesystem::path(tmp != nullptr ? tmp : "/tmp") /
+                              ("keyschema_store_bench_" + std::to_string(::getpid())));
+  return 0;
+}

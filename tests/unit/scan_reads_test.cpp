@@ -1,0 +1,266 @@
+// Unit tests of the typed read paths on an instrumented in-memory backend: how far scans move the
+// engine (limits), what they read (keys-only scans never fetch a value), value views and
+// keys-only scans against owning scans, decoding into reused entries (prefix fields, strings of
+// changing length, escaped NULs), get and get_into.
+#include <keyschema/keyschema.hpp>
+
+#include "../conformance/broker_schema.hpp"
+#include "../support/thrown.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <range/v3/range/conversion.hpp>
+#include <range/v3/view/transform.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+namespace ks = keyschema;
+using namespace keyschema::conformance;
+
+// What the cursors of a counting_backend did.
+struct cursor_counts {
+  std::size_t opened = 0;
+  std::size_t steps = 0;   // next() calls
+  std::size_t values = 0;  // value() calls
+};
+
+// A backend over a memory_backend that counts what its cursors do.
+class counting_backend {
+ public:
+  using snapshot_type = ks::memory_backend::snapshot_type;
+
+  class cursor_type {
+   public:
+    cursor_type(ks::memory_backend::cursor_type c, cursor_counts* n) : c_(std::move(c)), n_(n) {}
+    bool valid() const noexcept { return c_.valid(); }
+    std::string_view key() const noexcept { return c_.key(); }
+    std::string_view value() const noexcept {
+      ++n_->values;
+      return c_.value();
+    }
+    void next() {
+      ++n_->steps;
+      c_.next();
+    }
+
+   private:
+    ks::memory_backend::cursor_type c_;
+    cursor_counts* n_;
+  };
+
+  explicit counting_backend(std::shared_ptr<cursor_counts> n) : n_(std::move(n)) {}
+
+  bool get(std::string_view k, std::string& v, const snapshot_type* s) const { return inner_.get(k, v, s); }
+  void write(const ks::write_batch& b, const ks::write_options& o) { inner_.write(b, o); }
+  snapshot_type snapshot() const { return inner_.snapshot(); }
+  cursor_type cursor(const ks::key_range& r, const snapshot_type* s) const {
+    ++n_->opened;
+    return cursor_type(inner_.cursor(r, s), n_.get());
+  }
+  ks::backend_limits limits() const noexcept { return {}; }
+
+ private:
+  ks::memory_backend inner_;
+  std::shared_ptr<cursor_counts> n_;
+};
+
+using counting_store = ks::store<broker, counting_backend>;
+
+struct counted {
+  std::shared_ptr<cursor_counts> n = std::make_shared<cursor_counts>();
+  counting_store db{n};
+  void reset() { *n = cursor_counts{}; }
+};
+
+}  // namespace
+
+TEST_CASE("limit(n) never moves the engine past the n-th entry", "[scan][limit]") {
+  counted c;
+  {
+    auto b = c.db.batch();
+    for (std::uint64_t id = 1; id <= 10; ++id) b.put<message_metadata>({"q", id}, ks::bytes("v"));
+    b.commit();
+  }
+  for (std::size_t n : {1u, 2u, 5u, 10u}) {
+    INFO("limit " << n);
+    c.reset();
+    std::size_t seen = 0;
+    for (const auto& e : c.db.scan<message_metadata>("q").limit(n)) {
+      (void)e;
+      ++seen;
+    }
+    CHECK(seen == n);
+    CHECK(c.n->opened == 1);
+    CHECK(c.n->steps == n - 1);  // the old code stepped once more, onto the (n+1)-th key
+    c.reset();
+    CHECK(ranges::distance(c.db.scan<message_metadata>("q").reverse().limit(n).keys_only()) == static_cast<long>(n));
+    CHECK(c.n->steps == n - 1);
+  }
+  // A limit above the count ends where the range ends.
+  c.reset();
+  CHECK(ranges::distance(c.db.scan<message_metadata>("q").limit(11)) == 10);
+  CHECK(c.n->steps == 10);
+  // limit(0) does not even open a cursor.
+  c.reset();
+  CHECK(ranges::distance(c.db.scan<message_metadata>("q").limit(0)) == 0);
+  CHECK(c.n->opened == 0);
+}
+
+TEST_CASE("keys-only scans never read a value; value views and owning scans read each once", "[scan][views]") {
+  counted c;
+  {
+    auto b = c.db.batch();
+    for (std::uint64_t id = 1; id <= 20; ++id) b.put<message_metadata>({"q", id}, ks::bytes(std::to_string(id)));
+    b.commit();
+  }
+  c.reset();
+  std::vector<std::uint64_t> ids;
+  for (const auto& k : c.db.scan<message_metadata>("q").keys_only()) ids.push_back(k.get<"message_id">());
+  CHECK(ids.size() == 20);
+  CHECK(c.n->values == 0);
+  c.reset();
+  for (const auto& e : c.db.scan<message_metadata>("q").value_views()) CHECK(e.value == std::to_string(e.get<"message_id">()));
+  CHECK(c.n->values == 20);
+  c.reset();
+  for (const auto& e : c.db.scan<message_metadata>("q")) CHECK(e.value == ks::bytes(std::to_string(e.get<"message_id">())));
+  CHECK(c.n->values == 20);
+}
+
+TEST_CASE("value views and keys-only scans yield what owning scans yield", "[scan][views]") {
+  ks::store<broker, ks::memory_backend> db;
+  {
+    auto b = db.batch();
+    const std::vector<std::string> dests = {"", "a", std::string("a\0b", 3), "a much longer destination name", "b"};
+    for (const std::string& d : dests)
+      for (std::uint64_t id : {0ull, 7ull, 1ull << 40})
+        b.put<message_metadata>({d, id}, ks::bytes(std::string(static_cast<std::size_t>(id % 97), 'x') + d));
+    b.commit();
+  }
+  auto owning = db.scan<message_metadata>() | ranges::to<std::vector>();
+  REQUIRE(owning.size() == 15);
+  std::vector<ks::entry<message_metadata>> from_views;
+  for (const auto& v : db.scan<message_metadata>().value_views())
+    from_views.push_back({v.key, ks::bytes(v.value)});
+  CHECK(from_views == owning);
+  std::vector<message_metadata::key_type> keys;
+  for (const auto& k : db.scan<message_metadata>().keys_only()) keys.push_back(k.key);
+  REQUIRE(keys.size() == owning.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) CHECK(keys[i] == owning[i].key);
+  // Reverse, bounded and limited forms keep their meaning.
+  auto rev = db.scan<message_metadata>("a").after(0).reverse().value_views();
+  std::vector<std::uint64_t> rev_ids;
+  for (const auto& v : rev) rev_ids.push_back(v.get<"message_id">());
+  CHECK(rev_ids == std::vector<std::uint64_t>{1ull << 40, 7});
+  CHECK(ranges::distance(db.scan<message_metadata>().keys_only().limit(4)) == 4);
+  CHECK(ranges::distance(db.scan<message_metadata>().limit(4).keys_only()) == 4);
+}
+
+TEST_CASE("a reused entry decodes every field right: prefix fields, changing lengths, escaped NULs",
+          "[scan][decode]") {
+  ks::store<broker, ks::memory_backend> db;
+  const std::vector<std::string> dests = {"a much longer destination name than the next", "b", std::string("c\0\0d", 4),
+                                          "d", ""};
+  {
+    auto b = db.batch();
+    for (const std::string& d : dests) {
+      b.put<message_count>({d}, static_cast<std::int64_t>(d.size()));
+      b.put<dtx_entry>({ks::bytes(d + std::string("\0x", 2)), 1}, ks::bytes(d.size() % 2 ? std::string(300, 'L') : std::string("s")));
+      b.put<dtx_entry>({ks::bytes(d), 2}, ks::bytes(""));
+    }
+    b.commit();
+  }
+  // Every entry decodes exactly as a point read of its key does, whatever the entry before held.
+  std::size_t n = 0;
+  for (const auto& e : db.scan<message_count>()) {
+    CHECK(static_cast<std::size_t>(e.value) == e.get<"destination">().size());
+    ++n;
+  }
+  CHECK(n == dests.size());
+  n = 0;
+  for (const auto& e : db.scan<dtx_entry>()) {
+    CHECK(db.get<dtx_entry>(e.key) == e.value);
+    ++n;
+  }
+  CHECK(n == 2 * dests.size());
+  n = 0;
+  for (const auto& e : db.scan<dtx_entry>().reverse().value_views()) {
+    CHECK(db.get<dtx_entry>(e.key) == ks::bytes(e.value));
+    ++n;
+  }
+  CHECK(n == 2 * dests.size());
+  // Prefix fields are filled for prefix scans, also on the first entry and with a prefix of every field.
+  for (const std::string& d : dests) {
+    for (const auto& e : db.scan<dtx_entry>(ks::bytes(d))) CHECK(e.get<"xid">() == ks::bytes(d));
+    std::size_t m = 0;
+    for (const auto& e : db.scan<dtx_entry>(ks::bytes(d), 2u)) {
+      CHECK(e.get<"xid">() == ks::bytes(d));
+      CHECK(e.get<"node_id">() == 2u);
+      ++m;
+    }
+    CHECK(m == 1);
+  }
+}
+
+TEST_CASE("a malformed key under a scan's prefix is still an error naming the key", "[scan][decode]") {
+  ks::store<broker, ks::memory_backend> db;
+  db.put<message_metadata>({"q", 1}, ks::bytes("ok"));
+  ks::write_batch raw;
+  // "DESTINATION", "q", "MESSAGE_METADATA", then a truncated integer element.
+  std::string k = ks::tuple::pack("DESTINATION", "q", "MESSAGE_METADATA");
+  k.push_back('\x15');
+  raw.put(k, "x");
+  db.backend().write(raw, {});
+  for (auto run : {+[](ks::store<broker, ks::memory_backend>& s) { (void)ranges::distance(s.scan<message_metadata>("q")); },
+                   +[](ks::store<broker, ks::memory_backend>& s) {
+                     (void)ranges::distance(s.scan<message_metadata>("q").keys_only());
+                   }}) {
+    const auto e = ks::testing::thrown<ks::decode_error>([&] { run(db); });
+    REQUIRE(e);
+    CHECK(ks::testing::contains(e->what(), "message_metadata"));
+    CHECK(ks::testing::contains(e->what(), "the key does not decode"));
+    CHECK(ks::testing::contains(e->what(), "MESSAGE_METADATA"));
+  }
+}
+
+TEST_CASE("get and get_into read what was stored; get_into leaves the target alone on a miss", "[store][get]") {
+  ks::store<broker, ks::memory_backend> db;
+  db.put<message_metadata>({"q", 1}, ks::bytes(std::string("a\0b", 3)));
+  db.put<message_destination>({1}, "queue-one");
+  db.put<message_count>({"q"}, -5);
+  CHECK(db.get<message_metadata>({"q", 1}) == ks::bytes(std::string("a\0b", 3)));
+  CHECK(db.get<message_destination>({1}) == std::string("queue-one"));
+  CHECK(db.get<message_count>({"q"}) == -5);
+
+  ks::bytes b("previous, longer content");
+  CHECK(db.get_into<message_metadata>({"q", 1}, b));
+  CHECK(b == ks::bytes(std::string("a\0b", 3)));
+  CHECK_FALSE(db.get_into<message_metadata>({"q", 2}, b));
+  CHECK(b == ks::bytes(std::string("a\0b", 3)));
+  std::string s = "x";
+  CHECK(db.get_into<message_destination>({1}, s));
+  CHECK(s == "queue-one");
+  CHECK_FALSE(db.get_into<message_destination>({2}, s));
+  CHECK(s == "queue-one");
+  std::int64_t n = 0;
+  CHECK(db.get_into<message_count>({"q"}, n));
+  CHECK(n == -5);
+  // Repeated reads into one object alternate storage without losing content.
+  db.put<message_destination>({2}, std::string(1000, 'z'));
+  for (int i = 0; i < 4; ++i) {
+    CHECK(db.get_into<message_destination>({static_cast<std::uint64_t>(1 + i % 2)}, s));
+    CHECK(s == (i % 2 ? std::string(1000, 'z') : std::string("queue-one")));
+  }
+  // Inside a transaction, get_into sees the transaction's own writes.
+  auto tx = db.transaction();
+  tx.put<message_destination>({1}, "renamed");
+  CHECK(tx.get_into<message_destination>({1}, s));
+  CHECK(s == "renamed");
+  tx.erase<message_destination>({1});
+  CHECK_FALSE(tx.get_into<message_destination>({1}, s));
+}
