@@ -107,6 +107,7 @@ struct result {
   double p99_us = 0.0;
   double native_ops_per_s = 0.0;  // the same workload on the native API; 0 when not measured
   std::uint64_t disk_bytes = 0;   // allocated bytes of the database directory (last repetition)
+  bool reads = false;             // a read workload (run_reads): durability does not apply
 };
 
 // Combines the repetitions of one (backend, sync, workload): ops/s and calls/s are medians of
@@ -137,12 +138,17 @@ class probe {
   explicit probe(bool sync) : sync_(sync) {}
 
   // Runs `fn` once and records it as one timed operation that processed `items` items (for
-  // example 100 for a batch of 100 messages). Exceptions of `fn` propagate; the call is not
-  // recorded then.
+  // example 100 for a batch of 100 messages). When `fn` returns an integer, that is the number
+  // of items instead (e.g. the entries a page of a scan returned). Exceptions of `fn` propagate;
+  // the call is not recorded then.
   template <class F>
   void op(F&& fn, std::uint64_t items = 1) {
     const auto t0 = std::chrono::steady_clock::now();
-    std::forward<F>(fn)();
+    if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
+      fn();
+    } else {
+      items = static_cast<std::uint64_t>(fn());
+    }
     const auto t1 = std::chrono::steady_clock::now();
     const double s = std::chrono::duration<double>(t1 - t0).count();
     s_.seconds += s;
@@ -361,7 +367,8 @@ inline std::string to_json(const machine_info& m, const std::vector<result>& run
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const result& r = runs[i];
     o << (i ? "," : "") << "\n{\"backend\":\"" << json_escape(r.backend) << "\",\"sync\":" << (r.sync ? "true" : "false")
-      << ",\"durable\":" << (r.durable ? "true" : "false") << ",\"workload\":\"" << json_escape(r.workload)
+      << ",\"durable\":" << (r.durable ? "true" : "false") << ",\"reads\":" << (r.reads ? "true" : "false")
+      << ",\"workload\":\"" << json_escape(r.workload)
       << "\",\"ops_per_s\":" << r.ops_per_s << ",\"calls_per_s\":" << r.calls_per_s << ",\"p50_us\":" << r.p50_us
       << ",\"p99_us\":" << r.p99_us << ",\"native_ops_per_s\":" << r.native_ops_per_s
       << ",\"disk_bytes\":" << r.disk_bytes << "}";
@@ -383,13 +390,14 @@ inline std::vector<std::string> recommendations(const std::vector<result>& runs)
       for (const result& r : runs)
         if (r.workload == w && r.sync == sync && r.durable && r.ops_per_s > 0) c.push_back(&r);
       if (c.empty()) continue;
+      const char* dur = c[0]->reads ? "reads" : sync ? "sync on" : "sync off";
       std::sort(c.begin(), c.end(), [](const result* a, const result* b) { return a->ops_per_s > b->ops_per_s; });
       char buf[256];
       if (c.size() == 1) {
-        std::snprintf(buf, sizeof buf, "%s, sync %s: %s (%s ops/s; no other store measured)", w.c_str(),
-                      sync ? "on" : "off", c[0]->backend.c_str(), format_rate(c[0]->ops_per_s).c_str());
+        std::snprintf(buf, sizeof buf, "%s, %s: %s (%s ops/s; no other store measured)", w.c_str(), dur,
+                      c[0]->backend.c_str(), format_rate(c[0]->ops_per_s).c_str());
       } else {
-        std::snprintf(buf, sizeof buf, "%s, sync %s: %s, %.2fx %s (%s vs %s ops/s)", w.c_str(), sync ? "on" : "off",
+        std::snprintf(buf, sizeof buf, "%s, %s: %s, %.2fx %s (%s vs %s ops/s)", w.c_str(), dur,
                       c[0]->backend.c_str(), c[0]->ops_per_s / c[1]->ops_per_s, c[1]->backend.c_str(),
                       format_rate(c[0]->ops_per_s).c_str(), format_rate(c[1]->ops_per_s).c_str());
       }
@@ -416,12 +424,12 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
       ratio = buf;
     }
     std::string fs = "-";
-    if (r.sync && r.durable && m.fsync_per_s > 0) {
+    if (r.sync && r.durable && !r.reads && m.fsync_per_s > 0) {
       std::snprintf(buf, sizeof buf, "%.2f", r.calls_per_s / m.fsync_per_s);
       fs = buf;
     }
     std::snprintf(buf, sizeof buf, "%-20s %-9s %-4s %10s %10.1f %10.1f %8s %8s %10s\n", r.workload.c_str(),
-                  r.backend.c_str(), r.durable ? (r.sync ? "on" : "off") : "-", format_rate(r.ops_per_s).c_str(),
+                  r.backend.c_str(), r.durable && !r.reads ? (r.sync ? "on" : "off") : "-", format_rate(r.ops_per_s).c_str(),
                   r.p50_us, r.p99_us, ratio.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-");
     os << buf;
   }
@@ -479,7 +487,7 @@ inline std::string to_svg(const machine_info& m, const std::vector<result>& runs
       const std::size_t bi = static_cast<std::size_t>(std::find(backends.begin(), backends.end(), r.backend) - backends.begin());
       const int y = y_of(r.ops_per_s);
       o << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << bar - 2 << "\" height=\"" << top_margin + plot_h - y
-        << "\" fill=\"" << colours[bi % 7] << "\" fill-opacity=\"" << (r.sync || !r.durable ? "1" : "0.45")
+        << "\" fill=\"" << colours[bi % 7] << "\" fill-opacity=\"" << (r.sync || !r.durable || r.reads ? "1" : "0.45")
         << "\"><title>" << r.backend << " sync " << (r.sync ? "on" : "off") << ": " << format_rate(r.ops_per_s)
         << " ops/s</title></rect>\n";
       if (r.native_ops_per_s > 0) {
@@ -557,7 +565,16 @@ class runner {
   template <class Work, class... Bs>
   void run(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
     if (!opt_.wants_workload(workload)) return;
-    (run_one(workload, work, bs), ...);
+    (run_one(workload, work, bs, false), ...);
+  }
+
+  // Like run() for a workload that only reads (whatever it writes before its first op() is
+  // preparation, written with probe::write()): every backend runs once, with probe::sync()
+  // false, and the result is marked `reads` (no sync column, no fsync fraction).
+  template <class Work, class... Bs>
+  void run_reads(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+    if (!opt_.wants_workload(workload)) return;
+    (run_one(workload, work, bs, true), ...);
   }
 
   // Runs `native(dir, probe&)` (the same workload on the backend's own API, at the durability
@@ -605,10 +622,10 @@ class runner {
 
  private:
   template <class Work, class B>
-  void run_one(const std::string& workload, Work& work, const backend<Schema, B>& b) {
+  void run_one(const std::string& workload, Work& work, const backend<Schema, B>& b, bool reads) {
     if (!opt_.wants_backend(b.name)) return;
     std::vector<bool> syncs;
-    if (!b.durable) syncs.push_back(false);
+    if (!b.durable || reads) syncs.push_back(false);
     else {
       if (opt_.sync_on) syncs.push_back(true);
       if (opt_.sync_off) syncs.push_back(false);
@@ -638,6 +655,7 @@ class runner {
       }
       result r = aggregate(b.name, sync, workload, reps);
       r.durable = b.durable;
+      r.reads = reads;
       r.disk_bytes = bytes;
       results_.push_back(std::move(r));
     }
