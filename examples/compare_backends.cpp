@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       }, 100);
     }
   }, cmp::backend<shop, ks::memory_backend>{"memory"}, cmp::backend<shop, ks::lmdb_backend>{"lmdb"});
-  r.run("reads_by_customer", [](auto& db, cmp::probe& p) {
+  r.run_reads("reads_by_customer", [](auto& db, cmp::probe& p) {
     for (std::uint64_t id = 0; id < 2000; ++id)
       db.template put<order>({"customer-" + std::to_string(id % 50), id}, std::string(200, 'o'), {.sync = false});
     for (int c = 0; c < 50; ++c)

@@ -410,8 +410,10 @@ inline std::vector<std::string> recommendations(const std::vector<result>& runs)
 // The table: one row per result, then the recommendations.
 inline void print_table(std::ostream& os, const machine_info& m, const std::vector<result>& runs) {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "machine: %u cores, %s, load %.1f at start, fsync %.0f/s%s%s\n", m.cores,
-                m.cpu.empty() ? "cpu unknown" : m.cpu.c_str(), m.load_average, m.fsync_per_s,
+  std::string fsync = "not measured";
+  if (m.fsync_per_s > 0) fsync = std::to_string(static_cast<long long>(m.fsync_per_s)) + "/s";
+  std::snprintf(buf, sizeof buf, "machine: %u cores, %s, load %.1f at start, fsync %s%s%s\n", m.cores,
+                m.cpu.empty() ? "cpu unknown" : m.cpu.c_str(), m.load_average, fsync.c_str(),
                 m.note.empty() ? "" : "; ", m.note.c_str());
   os << buf;
   std::snprintf(buf, sizeof buf, "%-20s %-9s %-4s %10s %10s %10s %8s %8s %10s\n", "workload", "backend", "sync",
