@@ -345,7 +345,8 @@ endfunction()
 
 # keyschema_add_package_tests(): package.find_package (install to a scratch prefix, then build
 # tests/package with find_package) and package.add_subdirectory (build tests/package with
-# add_subdirectory of this source tree). Both use the adapters this build has enabled.
+# add_subdirectory of this source tree). Both use the adapters this build has enabled, and the
+# comparison harness.
 function(keyschema_add_package_tests)
   set(components "")
   foreach(component leveldb lmdb)
@@ -353,6 +354,7 @@ function(keyschema_add_package_tests)
       list(APPEND components ${component})
     endif()
   endforeach()
+  list(APPEND components comparison)  # the comparison harness needs no database: always there
   string(REPLACE ";" "," components "${components}")
   foreach(mode install subdirectory)
     if(mode STREQUAL "install")
