@@ -46,7 +46,7 @@ for b in backends:
         errors.append(f"backend {b} is not measured at both sync on and off")
 for b in ("leveldb", "lmdb"):
     if b in backends:
-        for w in ("bulk_load", "random_reads"):
+        for w in ("publish", "bulk_load", "random_reads"):
             if not any(r["backend"] == b and r["workload"] == w and r["native_ops_per_s"] > 0 for r in runs):
                 errors.append(f"{b} {w} has no native figure")
 if doc.get("machine", {}).get("fsync_per_s", 0) <= 0:

@@ -255,6 +255,8 @@ struct native_kv {
   virtual void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) = 0;
   virtual bool get(const std::string& key, std::string& value) = 0;
   virtual std::size_t range(const std::string& from, std::size_t n) = 0;
+  // One atomic commit of `kvs`.
+  virtual void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) = 0;
 };
 std::string native_key(const std::string& k) { return "KV." + k; }
 
@@ -293,6 +295,12 @@ class leveldb_native final : public native_kv {
     if (!s.ok()) throw std::runtime_error("leveldb::DB::Write: " + s.ToString());
   }
   bool get(const std::string& key, std::string& value) override { return db_->Get(ro_, native_key(key), &value).ok(); }
+  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+    ::leveldb::WriteBatch b;
+    for (const auto& [k, v] : kvs) b.Put(k, v);
+    const auto s = db_->Write(wo_, &b);
+    if (!s.ok()) throw std::runtime_error("leveldb::DB::Write: " + s.ToString());
+  }
   std::size_t range(const std::string& from, std::size_t n) override {
     std::unique_ptr<::leveldb::Iterator> it(db_->NewIterator(ro_));
     std::size_t got = 0;
@@ -339,6 +347,18 @@ class lmdb_native final : public native_kv {
     }
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
+  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+    for (const auto& [k, v] : kvs) {
+      MDB_val key{k.size(), const_cast<char*>(k.data())}, val{v.size(), const_cast<char*>(v.data())};
+      if (const int rc = ::mdb_put(txn, dbi_, &key, &val, 0); rc != 0) {
+        ::mdb_txn_abort(txn);
+        check(rc, "mdb_put");
+      }
+    }
+    check(::mdb_txn_commit(txn), "mdb_txn_commit");
+  }
   bool get(const std::string& k, std::string& value) override {
     MDB_txn* txn = nullptr;
     check(::mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
@@ -376,6 +396,37 @@ class lmdb_native final : public native_kv {
   MDB_dbi dbi_ = 0;
 };
 #endif
+
+// The broker's publish on a native API, with hand-written binary keys in the seed's layout:
+// "M" id offset (content), "D" queue 0x00 id (metadata), "I" id (index), "C" queue (count), ids
+// and offsets big-endian so that they sort numerically.
+std::string be(std::uint64_t v, int bytes) {
+  std::string out(static_cast<std::size_t>(bytes), '\0');
+  for (int i = bytes - 1; i >= 0; --i, v >>= 8) out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xFF);
+  return out;
+}
+
+void publish_native(native_kv& db, const sizes& sz, cmp::probe& p) {
+  std::map<std::string, std::int64_t> counts;
+  const std::string content(1024, 'c'), meta(64, 'm');
+  std::vector<std::pair<std::string, std::string>> kvs;
+  for (std::uint64_t first = 0; first < sz.messages; first += 100) {
+    const std::uint64_t last = std::min(sz.messages, first + 100);
+    p.op([&] {
+      kvs.clear();
+      std::map<std::string, std::int64_t> touched;
+      for (std::uint64_t id = first; id < last; ++id) {
+        const std::string q = queue_name(id % sz.queues);
+        kvs.emplace_back("M" + be(id, 8) + be(0, 4), content);
+        kvs.emplace_back("D" + q + std::string(1, '\0') + be(id, 8), meta);
+        kvs.emplace_back("I" + be(id, 8), q);
+        touched[q] = ++counts[q];
+      }
+      for (const auto& [q, c] : touched) kvs.emplace_back("C" + q, be(static_cast<std::uint64_t>(c), 8));
+      db.write_pairs(kvs);
+    }, last - first);
+  }
+}
 
 struct table_workloads {
   sizes sz;
@@ -545,7 +596,19 @@ int main(int argc, char** argv) {
 #else
 #define KEYSCHEMA_BENCH_IF_SQLITE(x)
 #endif
+    std::vector<std::pair<std::string, native_open>> natives;
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+    natives.emplace_back("leveldb", [](const fs::path& d, bool s) { return std::make_unique<leveldb_native>(d, s); });
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+    natives.emplace_back("lmdb", [](const fs::path& d, bool s) { return std::make_unique<lmdb_native>(d, s); });
+#endif
     br.run("publish", publish_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
+    for (const auto& [name, open] : natives)
+      br.run_native("publish", name, [&, open = open](const fs::path& d, cmp::probe& p) {
+        auto db = open(d, p.sync());
+        publish_native(*db, sz, p);
+      });
     br.run_reads("browse", browse_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
     br.run("consume", consume_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
     br.run("drain", drain_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
@@ -573,13 +636,6 @@ int main(int argc, char** argv) {
     KEYSCHEMA_BENCH_IF_LEVELDB(t_leveldb) KEYSCHEMA_BENCH_IF_LMDB(t_lmdb)           \
     KEYSCHEMA_BENCH_IF_ROCKSDB(t_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(t_sqlite)
 
-    std::vector<std::pair<std::string, native_open>> natives;
-#if KEYSCHEMA_BENCH_WITH_LEVELDB
-    natives.emplace_back("leveldb", [](const fs::path& d, bool s) { return std::make_unique<leveldb_native>(d, s); });
-#endif
-#if KEYSCHEMA_BENCH_WITH_LMDB
-    natives.emplace_back("lmdb", [](const fs::path& d, bool s) { return std::make_unique<lmdb_native>(d, s); });
-#endif
     auto native = [&](const std::string& workload, void (table_workloads::*fn)(native_kv&, cmp::probe&) const) {
       for (const auto& [name, open] : natives)
         tr.run_native(workload, name, [&, open = open](const fs::path& d, cmp::probe& p) {
