@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -187,26 +188,25 @@ auto consume_workload(const sizes& sz) {
 
 // Drains queue 0 from the head (erase_range of its metadata, contents and index entries).
 template <class Store>
-std::uint64_t drain_queue0(Store& db, const sizes& sz, ks::write_options wo) {
+std::uint64_t drain_queue0(Store& db, ks::write_options wo) {
   std::uint64_t n = db.erase_range(db.template scan<message_metadata>(queue_name(0)), wo);
   n += db.erase_range(db.template scan<message_content>(), wo);
   n += db.erase_range(db.template scan<message_index>(), wo);
   db.template put<message_count>({queue_name(0)}, 0, wo);
-  (void)sz;
   return n;
 }
 
 auto drain_workload(const sizes& sz) {
   return [sz](auto& db, cmp::probe& p) {
     publish(db, sz.messages, 1, {.sync = false}, nullptr);
-    p.op([&] { drain_queue0(db, sz, p.write()); }, sz.messages);
+    p.op([&] { drain_queue0(db, p.write()); }, sz.messages);
   };
 }
 
 auto drained_lookup_workload(const sizes& sz) {
   return [sz](auto& db, cmp::probe& p) {
     publish(db, sz.messages, 1, {.sync = false}, nullptr);
-    drain_queue0(db, sz, p.write());
+    drain_queue0(db, p.write());
     for (std::uint64_t i = 0; i < sz.lookups; ++i) {
       p.op([&] {
         for (const auto& m : db.template scan<message_metadata>(queue_name(0)).limit(1))
