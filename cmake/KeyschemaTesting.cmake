@@ -351,7 +351,8 @@ endfunction()
 
 # keyschema_add_package_tests(): package.find_package (install to a scratch prefix, then build
 # tests/package with find_package) and package.add_subdirectory (build tests/package with
-# add_subdirectory of this source tree). Both use the adapters this build has enabled.
+# add_subdirectory of this source tree). Both use the adapters this build has enabled, and the
+# comparison harness.
 function(keyschema_add_package_tests)
   # The consumer is built without sanitizers: a sanitizer pass would only build it again.
   if(NOT KEYSCHEMA_FRONTEND_TESTS)
@@ -363,6 +364,7 @@ function(keyschema_add_package_tests)
       list(APPEND components ${component})
     endif()
   endforeach()
+  list(APPEND components comparison)  # the comparison harness needs no database: always there
   string(REPLACE ";" "," components "${components}")
   foreach(mode install subdirectory)
     if(mode STREQUAL "install")

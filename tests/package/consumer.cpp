@@ -22,6 +22,10 @@
 #include <rocksdb/version.h>
 #endif
 
+#if defined(CONSUMER_WITH_COMPARISON)
+#include <keyschema/comparison.hpp>
+#endif
+
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -42,6 +46,14 @@ int main() {
     std::puts("FAIL: keyschema::tuple::pack order / unpack");
     ++failures;
   }
+
+#if defined(CONSUMER_WITH_COMPARISON)
+  // keyschema::comparison carries its header: the nearest-rank median of 1..4 is 2.
+  if (keyschema::comparison::percentile({4, 1, 3, 2}, 50) != 2) {
+    std::puts("FAIL: keyschema::comparison::percentile");
+    ++failures;
+  }
+#endif
 
   std::printf("keyschema %d.%d.%d\n", KEYSCHEMA_VERSION_MAJOR, KEYSCHEMA_VERSION_MINOR,
               KEYSCHEMA_VERSION_PATCH);

@@ -1,0 +1,689 @@
+// keyschema/comparison.hpp: comparison benchmarks of your own schema over several backends.
+//
+// What it is: a small harness that runs one workload function, written once against
+// ks::store<Schema, B> (a generic lambda taking `auto& db`), over a list of backends at both
+// durabilities (write_options{} with sync = true, and {.sync = false}), with warm-up runs,
+// repetitions, p50/p99 latency, ops/s, bytes on disk, and the same output as keyschema-bench: a
+// table on stdout, `--json PATH`, an `--svg PATH` chart and a progress line on stderr.
+//
+//   ks::comparison::runner<my_schema> r(argc, argv);                 // parses --json, --svg, ...
+//   auto work = [](auto& db, ks::comparison::probe& p) {
+//     for (std::uint64_t i = 0; i < 1000; ++i)
+//       p.op([&] { db.template put<my_ks>({i}, "v", p.write()); });   // one timed operation
+//   };
+//   r.run("writes", work, ks::comparison::backend<my_schema, ks::memory_backend>{"memory"},
+//                         ks::comparison::backend<my_schema, ks::lmdb_backend>{"lmdb"});
+//   return r.finish();                                             // table, JSON, SVG
+//
+// Each repetition (and each warm-up run) opens a fresh store in a fresh directory under the data
+// directory, calls the workload once, measures the directory's allocated bytes while the store is
+// still open, closes the store and removes the directory. Only the time spent inside probe::op
+// counts, so a workload prepares its data outside op() (e.g. a preload before timed reads).
+// A backend that is not durable (the memory backend) runs once, reported with sync = false.
+// The backend's native API can be measured in the same run (runner::run_native) so that the
+// table and JSON carry the keyschema/native ratio.
+//
+// Thread-safety: a runner is used from one thread; the workload may start threads of its own but
+// must call probe::op from the thread that runs the workload. Nothing here is shared between
+// runners. Speed figures of runs on a loaded machine vary: compare backends measured side by side
+// in one run, never figures from separate runs.
+//
+// Errors: a workload's exception (any ks::error) propagates out of run() after the directory is
+// removed; I/O failures of the harness itself (directory creation, writing JSON/SVG, the fsync
+// probe) throw std::runtime_error naming the path and the failed call. Bad command-line options
+// throw std::invalid_argument naming the option.
+#pragma once
+
+#include <keyschema/keyschema.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace comparison {
+
+// ---------------------------------------------------------------------------------------------
+// Aggregation (public so that it can be tested and reused)
+
+// The p-th percentile (0 <= p <= 100) of `values` by the nearest-rank method: the smallest value
+// such that at least p % of the values are <= it. `values` is taken by value and sorted.
+// Returns 0 for an empty vector. REQUIRES: 0 <= p <= 100.
+inline double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
+  const std::size_t idx = rank < 1.0 ? 0 : static_cast<std::size_t>(rank) - 1;
+  return values[std::min(idx, values.size() - 1)];
+}
+
+// The median of `values` (the mean of the two middle values for an even count); 0 when empty.
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
+}
+
+// One repetition's measurement: the items processed and the time spent inside probe::op, and the
+// latency of every op() call in microseconds.
+struct sample {
+  double seconds = 0.0;
+  std::uint64_t items = 0;
+  std::uint64_t calls = 0;
+  std::vector<double> latencies_us;
+};
+
+// One line of the report: a workload on a backend at one durability.
+struct result {
+  std::string backend;
+  bool sync = false;
+  bool durable = false;        // the backend keeps data on disk
+  std::string workload;
+  double ops_per_s = 0.0;      // items per second, median over the repetitions
+  double calls_per_s = 0.0;    // op() calls (commits, for write workloads) per second, median
+  double p50_us = 0.0;         // latency of one op() call, over all repetitions' calls
+  double p99_us = 0.0;
+  double native_ops_per_s = 0.0;  // the same workload on the native API; 0 when not measured
+  std::uint64_t disk_bytes = 0;   // allocated bytes of the database directory (last repetition)
+  bool reads = false;             // a read workload (run_reads): durability does not apply
+};
+
+// Combines the repetitions of one (backend, sync, workload): ops/s and calls/s are medians of
+// the per-repetition rates, the percentiles pool every call's latency.
+inline result aggregate(std::string backend, bool sync, std::string workload, const std::vector<sample>& reps) {
+  result r{std::move(backend), sync, false, std::move(workload)};
+  std::vector<double> rates, call_rates, lat;
+  for (const sample& s : reps) {
+    if (s.seconds > 0) {
+      rates.push_back(static_cast<double>(s.items) / s.seconds);
+      call_rates.push_back(static_cast<double>(s.calls) / s.seconds);
+    }
+    lat.insert(lat.end(), s.latencies_us.begin(), s.latencies_us.end());
+  }
+  r.ops_per_s = median(rates);
+  r.calls_per_s = median(call_rates);
+  r.p50_us = percentile(lat, 50);
+  r.p99_us = percentile(lat, 99);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
+
+// Handed to a workload: times operations and says which durability this run uses.
+class probe {
+ public:
+  explicit probe(bool sync) : sync_(sync) {}
+
+  // Runs `fn` once and records it as one timed operation that processed `items` items (for
+  // example 100 for a batch of 100 messages). When `fn` returns an integer, that is the number
+  // of items instead (e.g. the entries a page of a scan returned). Exceptions of `fn` propagate;
+  // the call is not recorded then.
+  template <class F>
+  void op(F&& fn, std::uint64_t items = 1) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if constexpr (std::is_void_v<std::invoke_result_t<F&>>) {
+      fn();
+    } else {
+      items = static_cast<std::uint64_t>(fn());
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(t1 - t0).count();
+    s_.seconds += s;
+    s_.items += items;
+    ++s_.calls;
+    s_.latencies_us.push_back(s * 1e6);
+  }
+
+  // The durability of this run: write_options{.sync = sync()}; pass it to every commit.
+  bool sync() const noexcept { return sync_; }
+  write_options write() const noexcept { return write_options{.sync = sync_}; }
+
+  const sample& measured() const noexcept { return s_; }
+
+ private:
+  bool sync_;
+  sample s_;
+};
+
+// Allocated bytes (st_blocks * 512) of every regular file under `dir`, so that a sparse LMDB
+// map counts what it occupies. Returns 0 for a missing directory.
+inline std::uint64_t disk_bytes(const std::filesystem::path& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    struct ::stat st{};
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) total += static_cast<std::uint64_t>(st.st_blocks) * 512u;
+  }
+  return total;
+}
+
+// Write + fsync of 4 KiB at offset 0 of a temporary file in `dir`, repeated for about `seconds`:
+// the machine's durable-commit bound (commits per second). Throws std::runtime_error naming the
+// file and the call ("open", "pwrite", "fsync") when one fails.
+inline double measure_fsync_rate(const std::filesystem::path& dir, double seconds = 1.0) {
+  const std::filesystem::path file = dir / "fsync-probe";
+  const int fd = ::open(file.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  if (fd < 0) throw std::runtime_error("keyschema::comparison: open " + file.string() + ": " + std::strerror(errno));
+  std::vector<char> block(4096, 'x');
+  std::uint64_t n = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  double elapsed = 0.0;
+  while (elapsed < seconds) {
+    if (::pwrite(fd, block.data(), block.size(), 0) != static_cast<ssize_t>(block.size()) || ::fsync(fd) != 0) {
+      const int e = errno;
+      ::close(fd);
+      throw std::runtime_error("keyschema::comparison: pwrite/fsync " + file.string() + ": " + std::strerror(e));
+    }
+    ++n;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  ::close(fd);
+  std::filesystem::remove(file);
+  return static_cast<double>(n) / elapsed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backends
+
+// How to open a store of `Schema` on backend `B` at a path, and whether it keeps data on disk.
+// The default opener constructs store<Schema, B>{path} when B is constructible from a path, else
+// store<Schema, B>{}. `open` must return a store that owns everything under the path it is given.
+template <class Schema, class B>
+struct backend {
+  using store_type = store<Schema, B>;
+  std::string name;
+  std::function<std::unique_ptr<store_type>(const std::filesystem::path&)> open = default_open;
+  bool durable = std::is_constructible_v<B, const std::filesystem::path&>;
+
+  static std::unique_ptr<store_type> default_open(const std::filesystem::path& p) {
+    if constexpr (std::is_constructible_v<B, const std::filesystem::path&>) {
+      return std::make_unique<store_type>(p);
+    } else {
+      return std::make_unique<store_type>();
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+struct options {
+  int warmup = 1;                       // --warmup N: runs discarded before the measured ones
+  int repetitions = 3;                  // --repetitions N
+  std::string json;                     // --json PATH
+  std::string svg;                      // --svg PATH
+  std::filesystem::path dir;            // --dir PATH (default: a fresh temporary directory)
+  std::vector<std::string> backends;    // --backends a,b (default: all)
+  std::vector<std::string> workloads;   // --workloads a,b (default: all)
+  bool sync_on = true, sync_off = true; // --sync on|off|both
+  bool progress = true;                 // --no-progress
+  std::vector<std::string> rest;        // arguments this parser does not know, in order
+
+  static std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    for (std::string item; std::getline(ss, item, ',');)
+      if (!item.empty()) out.push_back(item);
+    return out;
+  }
+
+  // Parses the options above; unknown arguments go to `rest` (the caller's own options).
+  // Throws std::invalid_argument naming an option whose value is missing or malformed.
+  static options parse(int argc, const char* const* argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw std::invalid_argument("keyschema::comparison: option " + a + " needs a value");
+        return argv[++i];
+      };
+      auto number = [&]() {
+        const std::string v = value();
+        try {
+          const int n = std::stoi(v);
+          if (n < 0) throw std::invalid_argument(v);
+          return n;
+        } catch (const std::exception&) {
+          throw std::invalid_argument("keyschema::comparison: option " + a + " takes a count >= 0, not '" + v + "'");
+        }
+      };
+      if (a == "--warmup") o.warmup = number();
+      else if (a == "--repetitions") o.repetitions = std::max(1, number());
+      else if (a == "--json") o.json = value();
+      else if (a == "--svg") o.svg = value();
+      else if (a == "--dir") o.dir = value();
+      else if (a == "--backends") o.backends = split(value());
+      else if (a == "--workloads") o.workloads = split(value());
+      else if (a == "--no-progress") o.progress = false;
+      else if (a == "--sync") {
+        const std::string v = value();
+        if (v != "on" && v != "off" && v != "both")
+          throw std::invalid_argument("keyschema::comparison: option --sync takes on, off or both, not '" + v + "'");
+        o.sync_on = v != "off";
+        o.sync_off = v != "on";
+      } else o.rest.push_back(a);
+    }
+    return o;
+  }
+
+  bool wants_backend(const std::string& n) const {
+    return backends.empty() || std::find(backends.begin(), backends.end(), n) != backends.end();
+  }
+  bool wants_workload(const std::string& n) const {
+    return workloads.empty() || std::find(workloads.begin(), workloads.end(), n) != workloads.end();
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+struct machine_info {
+  unsigned cores = std::thread::hardware_concurrency();
+  double fsync_per_s = 0.0;  // 0 when not measured
+  double load_average = -1;  // 1-minute load average at the start (-1 when unknown)
+  std::string cpu;
+  std::string note;          // free text, e.g. "shared with other builds"
+};
+
+inline machine_info describe_machine() {
+  machine_info m;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) m.cpu = line.substr(std::min(line.size(), colon + 2));
+      break;
+    }
+  }
+  std::ifstream loadavg("/proc/loadavg");
+  if (!(loadavg >> m.load_average)) m.load_average = -1;
+  return m;
+}
+
+inline std::string json_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+inline std::string format_rate(double v) {
+  char buf[32];
+  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
+  else if (v >= 1e4) std::snprintf(buf, sizeof buf, "%.1fk", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+inline std::string format_bytes(std::uint64_t b) {
+  char buf[32];
+  if (b >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  else std::snprintf(buf, sizeof buf, "%.0f KiB", static_cast<double>(b) / 1024);
+  return buf;
+}
+
+// The JSON document: {"machine":{...},"runs":[{...}, ...]}.
+inline std::string to_json(const machine_info& m, const std::vector<result>& runs) {
+  std::ostringstream o;
+  o.precision(6);
+  o << "{\"machine\":{\"cores\":" << m.cores << ",\"fsync_per_s\":" << m.fsync_per_s
+    << ",\"load_average\":" << m.load_average << ",\"cpu\":\"" << json_escape(m.cpu) << "\",\"note\":\""
+    << json_escape(m.note) << "\"},\"runs\":[";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const result& r = runs[i];
+    o << (i ? "," : "") << "\n{\"backend\":\"" << json_escape(r.backend) << "\",\"sync\":" << (r.sync ? "true" : "false")
+      << ",\"durable\":" << (r.durable ? "true" : "false") << ",\"reads\":" << (r.reads ? "true" : "false")
+      << ",\"workload\":\"" << json_escape(r.workload)
+      << "\",\"ops_per_s\":" << r.ops_per_s << ",\"calls_per_s\":" << r.calls_per_s << ",\"p50_us\":" << r.p50_us
+      << ",\"p99_us\":" << r.p99_us << ",\"native_ops_per_s\":" << r.native_ops_per_s
+      << ",\"disk_bytes\":" << r.disk_bytes << "}";
+  }
+  o << "]}\n";
+  return o.str();
+}
+
+// For each workload: the fastest durable backend at sync = true and at sync = false, and how
+// much faster it is than the next one. One line per (workload, sync).
+inline std::vector<std::string> recommendations(const std::vector<result>& runs) {
+  std::vector<std::string> workloads;
+  for (const result& r : runs)
+    if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) workloads.push_back(r.workload);
+  std::vector<std::string> out;
+  for (const std::string& w : workloads) {
+    for (const bool sync : {true, false}) {
+      std::vector<const result*> c;
+      for (const result& r : runs)
+        if (r.workload == w && r.sync == sync && r.durable && r.ops_per_s > 0) c.push_back(&r);
+      if (c.empty()) continue;
+      const char* dur = c[0]->reads ? "reads" : sync ? "sync on" : "sync off";
+      std::sort(c.begin(), c.end(), [](const result* a, const result* b) { return a->ops_per_s > b->ops_per_s; });
+      char buf[256];
+      if (c.size() == 1) {
+        std::snprintf(buf, sizeof buf, "%s, %s: %s (%s ops/s; no other store measured)", w.c_str(), dur,
+                      c[0]->backend.c_str(), format_rate(c[0]->ops_per_s).c_str());
+      } else {
+        std::snprintf(buf, sizeof buf, "%s, %s: %s, %.2fx %s (%s vs %s ops/s)", w.c_str(), dur,
+                      c[0]->backend.c_str(), c[0]->ops_per_s / c[1]->ops_per_s, c[1]->backend.c_str(),
+                      format_rate(c[0]->ops_per_s).c_str(), format_rate(c[1]->ops_per_s).c_str());
+      }
+      out.emplace_back(buf);
+    }
+  }
+  return out;
+}
+
+// The table: one row per result, then the recommendations.
+inline void print_table(std::ostream& os, const machine_info& m, const std::vector<result>& runs) {
+  char buf[512];
+  std::string fsync = "not measured";
+  if (m.fsync_per_s > 0) fsync = std::to_string(static_cast<long long>(m.fsync_per_s)) + "/s";
+  std::snprintf(buf, sizeof buf, "machine: %u cores, %s, load %.1f at start, fsync %s%s%s\n", m.cores,
+                m.cpu.empty() ? "cpu unknown" : m.cpu.c_str(), m.load_average, fsync.c_str(),
+                m.note.empty() ? "" : "; ", m.note.c_str());
+  os << buf;
+  std::snprintf(buf, sizeof buf, "%-20s %-9s %-4s %10s %10s %10s %8s %8s %10s\n", "workload", "backend", "sync",
+                "ops/s", "p50 us", "p99 us", "native", "x fsync", "disk");
+  os << buf;
+  for (const result& r : runs) {
+    std::string ratio = "-";
+    if (r.native_ops_per_s > 0) {
+      std::snprintf(buf, sizeof buf, "%.2f", r.ops_per_s / r.native_ops_per_s);
+      ratio = buf;
+    }
+    std::string fs = "-";
+    if (r.sync && r.durable && !r.reads && m.fsync_per_s > 0) {
+      std::snprintf(buf, sizeof buf, "%.2f", r.calls_per_s / m.fsync_per_s);
+      fs = buf;
+    }
+    std::snprintf(buf, sizeof buf, "%-20s %-9s %-4s %10s %10.1f %10.1f %8s %8s %10s\n", r.workload.c_str(),
+                  r.backend.c_str(), r.durable && !r.reads ? (r.sync ? "on" : "off") : "-", format_rate(r.ops_per_s).c_str(),
+                  r.p50_us, r.p99_us, ratio.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-");
+    os << buf;
+  }
+  os << "native: keyschema ops/s divided by the native API's, same workload, same run; "
+        "x fsync: commits/s divided by the machine's fsync/s\n";
+  os << "recommendation (fastest store that keeps data on disk, and its lead over the next):\n";
+  for (const std::string& line : recommendations(runs)) os << "  " << line << "\n";
+}
+
+// The chart: one group of bars per workload, one bar per (backend, sync), one colour per backend
+// (sync off drawn lighter), heights on a log10 scale of ops/s; a bar with a native measurement
+// carries a black tick at the native rate and the ratio above it.
+inline std::string to_svg(const machine_info& m, const std::vector<result>& runs) {
+  static const char* const colours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#9c755f"};
+  std::vector<std::string> workloads, backends;
+  double top = 10;
+  for (const result& r : runs) {
+    if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) workloads.push_back(r.workload);
+    if (std::find(backends.begin(), backends.end(), r.backend) == backends.end()) backends.push_back(r.backend);
+    top = std::max({top, r.ops_per_s, r.native_ops_per_s});
+  }
+  const double decades = std::ceil(std::log10(top));
+  const int bar = 14, gap = 24, plot_h = 300, left = 60, top_margin = 40;
+  std::size_t max_bars = 1;
+  for (const std::string& w : workloads) {
+    std::size_t n = 0;
+    for (const result& r : runs) n += r.workload == w;
+    max_bars = std::max(max_bars, n);
+  }
+  const int group_w = static_cast<int>(max_bars) * bar + gap;
+  const int width = left + static_cast<int>(workloads.size()) * group_w + 20;
+  const int height = top_margin + plot_h + 120;
+  auto y_of = [&](double v) {
+    const double l = v <= 1 ? 0 : std::log10(v);
+    return top_margin + plot_h - static_cast<int>(l / decades * plot_h);
+  };
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" font-family=\"sans-serif\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "ops/s (log scale); %u cores, fsync %.0f/s; lighter bar: sync off; tick: native API",
+                m.cores, m.fsync_per_s);
+  o << "<text x=\"" << left << "\" y=\"20\" font-size=\"12\">" << buf << "</text>\n";
+  for (int d = 0; d <= static_cast<int>(decades); ++d) {
+    const int y = y_of(std::pow(10.0, d));
+    o << "<line x1=\"" << left << "\" x2=\"" << width - 10 << "\" y1=\"" << y << "\" y2=\"" << y
+      << "\" stroke=\"#ddd\"/><text x=\"" << left - 4 << "\" y=\"" << y + 3 << "\" text-anchor=\"end\">1e" << d
+      << "</text>\n";
+  }
+  for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
+    int x = left + static_cast<int>(wi) * group_w + gap / 2;
+    const int x0 = x;
+    for (const result& r : runs) {
+      if (r.workload != workloads[wi]) continue;
+      const std::size_t bi = static_cast<std::size_t>(std::find(backends.begin(), backends.end(), r.backend) - backends.begin());
+      const int y = y_of(r.ops_per_s);
+      o << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << bar - 2 << "\" height=\"" << top_margin + plot_h - y
+        << "\" fill=\"" << colours[bi % 7] << "\" fill-opacity=\"" << (r.sync || !r.durable || r.reads ? "1" : "0.45")
+        << "\"><title>" << r.backend << " sync " << (r.sync ? "on" : "off") << ": " << format_rate(r.ops_per_s)
+        << " ops/s</title></rect>\n";
+      if (r.native_ops_per_s > 0) {
+        const int ny = y_of(r.native_ops_per_s);
+        std::snprintf(buf, sizeof buf, "%.2f", r.ops_per_s / r.native_ops_per_s);
+        o << "<line x1=\"" << x - 1 << "\" x2=\"" << x + bar - 1 << "\" y1=\"" << ny << "\" y2=\"" << ny
+          << "\" stroke=\"black\" stroke-width=\"2\"/><text x=\"" << x + bar / 2 << "\" y=\"" << std::min(y, ny) - 3
+          << "\" font-size=\"7\" text-anchor=\"middle\">" << buf << "</text>\n";
+      }
+      x += bar;
+    }
+    o << "<text x=\"" << (x0 + x) / 2 << "\" y=\"" << top_margin + plot_h + 14 << "\" text-anchor=\"middle\">"
+      << workloads[wi] << "</text>\n";
+  }
+  for (std::size_t bi = 0; bi < backends.size(); ++bi) {
+    const int lx = left + static_cast<int>(bi) * 110, ly = top_margin + plot_h + 40;
+    o << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\"" << colours[bi % 7]
+      << "\"/><text x=\"" << lx + 16 << "\" y=\"" << ly + 10 << "\">" << backends[bi] << "</text>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runner
+
+// Runs workloads over backends and collects results. Owns the data directory: a fresh
+// temporary directory unless --dir is given, removed by the destructor when it created it.
+template <class Schema>
+class runner {
+ public:
+  // Parses the common options (see `options`); the caller reads its own from options().rest.
+  // Throws std::invalid_argument for a malformed option, std::runtime_error when the data
+  // directory cannot be created.
+  runner(int argc, const char* const* argv) : runner(options::parse(argc, argv)) {}
+  explicit runner(options o) : opt_(std::move(o)) {
+    if (opt_.dir.empty()) {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "keyschema-bench-XXXXXX").string();
+      if (::mkdtemp(tmpl.data()) == nullptr)
+        throw std::runtime_error("keyschema::comparison: mkdtemp " + tmpl + ": " + std::strerror(errno));
+      opt_.dir = tmpl;
+      owned_ = true;
+    } else {
+      std::filesystem::create_directories(opt_.dir);
+    }
+    machine_ = describe_machine();
+  }
+  runner(const runner&) = delete;
+  runner& operator=(const runner&) = delete;
+  ~runner() {
+    if (owned_) {
+      std::error_code ec;
+      std::filesystem::remove_all(opt_.dir, ec);
+    }
+  }
+
+  const options& opts() const noexcept { return opt_; }
+  machine_info& machine() noexcept { return machine_; }
+  const std::vector<result>& results() const noexcept { return results_; }
+  const std::filesystem::path& data_dir() const noexcept { return opt_.dir; }
+
+  // Appends results measured elsewhere (e.g. by a runner of another schema) to this report.
+  void add_results(const std::vector<result>& more) { results_.insert(results_.end(), more.begin(), more.end()); }
+
+  // Measures the fsync rate in the data directory (about `seconds`) and records it.
+  double measure_fsync(double seconds = 1.0) {
+    progress("measuring fsync rate");
+    machine_.fsync_per_s = measure_fsync_rate(opt_.dir, seconds);
+    return machine_.fsync_per_s;
+  }
+
+  // Runs `work(db, probe&)` on every backend the options select, at each selected durability
+  // (once, sync off, for a backend that is not durable), `warmup` + `repetitions` times, each on
+  // a fresh store. Skipped entirely when the options do not select `workload`.
+  template <class Work, class... Bs>
+  void run(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+    if (!opt_.wants_workload(workload)) return;
+    (run_one(workload, work, bs, false), ...);
+  }
+
+  // Like run() for a workload that only reads (whatever it writes before its first op() is
+  // preparation, written with probe::write()): every backend runs once, with probe::sync()
+  // false, and the result is marked `reads` (no sync column, no fsync fraction).
+  template <class Work, class... Bs>
+  void run_reads(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+    if (!opt_.wants_workload(workload)) return;
+    (run_one(workload, work, bs, true), ...);
+  }
+
+  // Runs `native(dir, probe&)` (the same workload on the backend's own API, at the durability
+  // probe::sync() says) and stores its ops/s as native_ops_per_s of the matching result of
+  // run(): call it after run() for that workload. Does nothing when no such result exists.
+  template <class Native>
+  void run_native(const std::string& workload, const std::string& backend_name, Native&& native) {
+    for (result& r : results_) {
+      if (r.workload != workload || r.backend != backend_name) continue;
+      std::vector<sample> reps;
+      for (int i = 0; i < opt_.warmup + opt_.repetitions; ++i) {
+        progress(workload + " " + backend_name + " native sync " + (r.sync ? "on" : "off"));
+        const std::filesystem::path dir = fresh_dir();
+        probe p(r.sync);
+        native(dir, p);
+        std::filesystem::remove_all(dir);
+        if (i >= opt_.warmup) reps.push_back(p.measured());
+      }
+      r.native_ops_per_s = aggregate("", r.sync, "", reps).ops_per_s;
+    }
+  }
+
+  // Prints the table to stdout, writes --json and --svg when given (and says where on stdout).
+  // Returns 0, for `return r.finish();` in main. Throws std::runtime_error when a file cannot be
+  // written.
+  int finish() {
+    if (opt_.progress) std::cerr << "\r\033[K" << std::flush;
+    print_table(std::cout, machine_, results_);
+    if (!opt_.json.empty()) {
+      write_file(opt_.json, to_json(machine_, results_));
+      std::cout << "json: " << std::filesystem::absolute(opt_.json).string() << "\n";
+    }
+    if (!opt_.svg.empty()) {
+      write_file(opt_.svg, to_svg(machine_, results_));
+      std::cout << "chart: " << std::filesystem::absolute(opt_.svg).string() << "\n";
+    }
+    return 0;
+  }
+
+  void progress(const std::string& what) {
+    if (!opt_.progress) return;
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::cerr << "\r\033[K[" << static_cast<int>(t) << " s] " << what << std::flush;
+  }
+
+ private:
+  template <class Work, class B>
+  void run_one(const std::string& workload, Work& work, const backend<Schema, B>& b, bool reads) {
+    if (!opt_.wants_backend(b.name)) return;
+    std::vector<bool> syncs;
+    if (!b.durable || reads) syncs.push_back(false);
+    else {
+      if (opt_.sync_on) syncs.push_back(true);
+      if (opt_.sync_off) syncs.push_back(false);
+    }
+    for (const bool sync : syncs) {
+      std::vector<sample> reps;
+      std::uint64_t bytes = 0;
+      for (int i = 0; i < opt_.warmup + opt_.repetitions; ++i) {
+        progress(workload + " " + b.name + " sync " + (sync ? "on" : "off") + " " +
+                 (i < opt_.warmup ? "warm-up" : "rep " + std::to_string(i - opt_.warmup + 1) + "/" +
+                                                    std::to_string(opt_.repetitions)));
+        const std::filesystem::path dir = fresh_dir();
+        probe p(sync);
+        {
+          auto db = b.open(dir);
+          try {
+            work(*db, p);
+          } catch (...) {
+            db.reset();
+            std::filesystem::remove_all(dir);
+            throw;
+          }
+          bytes = disk_bytes(dir);
+        }
+        std::filesystem::remove_all(dir);
+        if (i >= opt_.warmup) reps.push_back(p.measured());
+      }
+      result r = aggregate(b.name, sync, workload, reps);
+      r.durable = b.durable;
+      r.reads = reads;
+      r.disk_bytes = bytes;
+      results_.push_back(std::move(r));
+    }
+  }
+
+  std::filesystem::path fresh_dir() {
+    const std::filesystem::path d = opt_.dir / ("run-" + std::to_string(++counter_));
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d;
+  }
+
+  static void write_file(const std::string& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.close();
+    if (!f) throw std::runtime_error("keyschema::comparison: cannot write " + path);
+  }
+
+  options opt_;
+  bool owned_ = false;
+  machine_info machine_;
+  std::vector<result> results_;
+  std::uint64_t counter_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace comparison
+KEYSCHEMA_END_NAMESPACE

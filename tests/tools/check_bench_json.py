@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Runs keyschema-bench --quick and checks its JSON and SVG.
+
+usage: check_bench_json.py <keyschema-bench> <work dir> <backend>...
+
+Fails (exit 1, saying why) unless the program exits 0, the JSON parses, has "machine" and
+"runs", every run has the documented fields with sane values, every listed backend appears, and
+the durable backends appear at sync on and off with a native ratio for the LevelDB and LMDB
+write and read workloads.
+"""
+import json
+import os
+import subprocess
+import sys
+
+exe, work, *backends = sys.argv[1:]
+os.makedirs(work, exist_ok=True)
+js, svg = os.path.join(work, "bench.json"), os.path.join(work, "bench.svg")
+for f in (js, svg):
+    if os.path.exists(f):
+        os.remove(f)
+proc = subprocess.run([exe, "--quick", "--no-progress", "--json", js, "--svg", svg],
+                      cwd=work, capture_output=True, text=True, timeout=600)
+sys.stdout.write(proc.stdout)
+sys.stderr.write(proc.stderr)
+if proc.returncode != 0:
+    sys.exit(f"keyschema-bench exited with {proc.returncode}")
+with open(js) as f:
+    doc = json.load(f)
+errors = []
+if "machine" not in doc or "runs" not in doc:
+    errors.append("JSON lacks machine or runs")
+fields = ["backend", "sync", "workload", "ops_per_s", "p50_us", "p99_us", "native_ops_per_s", "disk_bytes"]
+runs = doc.get("runs", [])
+for r in runs:
+    for k in fields:
+        if k not in r:
+            errors.append(f"run {r} lacks {k}")
+    if r.get("ops_per_s", 0) <= 0:
+        errors.append(f"run {r.get('backend')}/{r.get('workload')} has ops_per_s {r.get('ops_per_s')}")
+seen = {r["backend"] for r in runs}
+for b in backends:
+    if b not in seen:
+        errors.append(f"backend {b} is missing from the JSON (seen: {sorted(seen)})")
+    if b != "memory" and {r["sync"] for r in runs if r["backend"] == b} != {True, False}:
+        errors.append(f"backend {b} is not measured at both sync on and off")
+for b in ("leveldb", "lmdb"):
+    if b in backends:
+        for w in ("publish", "bulk_load", "random_reads"):
+            if not any(r["backend"] == b and r["workload"] == w and r["native_ops_per_s"] > 0 for r in runs):
+                errors.append(f"{b} {w} has no native figure")
+if doc.get("machine", {}).get("fsync_per_s", 0) <= 0:
+    errors.append("machine.fsync_per_s not measured")
+with open(svg) as f:
+    text = f.read()
+if not text.startswith("<svg") or "</svg>" not in text:
+    errors.append("SVG is not an <svg> document")
+if "recommendation" not in proc.stdout:
+    errors.append("table has no recommendation")
+if errors:
+    sys.exit("\n".join(errors))
+print(f"check_bench_json: {len(runs)} runs, backends {sorted(seen)}: ok")

@@ -1,0 +1,94 @@
+// comparison_test: the aggregation, output and runner of <keyschema/comparison.hpp> on the
+// memory backend.
+#include <keyschema/comparison.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace ks = keyschema;
+namespace cmp = keyschema::comparison;
+
+TEST_CASE("percentile uses the nearest rank") {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);  // 1..100, unsorted
+  CHECK(cmp::percentile(v, 50) == 50);
+  CHECK(cmp::percentile(v, 99) == 99);
+  CHECK(cmp::percentile(v, 100) == 100);
+  CHECK(cmp::percentile(v, 0) == 1);
+  CHECK(cmp::percentile({7.0}, 99) == 7);
+  CHECK(cmp::percentile({}, 50) == 0);
+  CHECK(cmp::percentile({1, 2, 3, 1000}, 99) == 1000);  // one slow call out of 4 is the p99
+  CHECK(cmp::percentile({1, 2, 3, 1000}, 50) == 2);
+}
+
+TEST_CASE("median of odd and even counts") {
+  CHECK(cmp::median({3, 1, 2}) == 2);
+  CHECK(cmp::median({4, 1, 3, 2}) == 2.5);
+  CHECK(cmp::median({}) == 0);
+}
+
+TEST_CASE("aggregate takes the median rate and pools latencies") {
+  std::vector<cmp::sample> reps(3);
+  reps[0] = {1.0, 100, 10, {1, 1, 1}};   // 100 items/s
+  reps[1] = {2.0, 100, 10, {2, 2, 2}};   // 50 items/s
+  reps[2] = {0.5, 100, 10, {9, 9, 90}};  // 200 items/s
+  const cmp::result r = cmp::aggregate("memory", false, "w", reps);
+  CHECK(r.ops_per_s == 100);
+  CHECK(r.calls_per_s == 10);
+  CHECK(r.p50_us == 2);
+  CHECK(r.p99_us == 90);
+  CHECK(r.backend == "memory");
+  CHECK(r.workload == "w");
+}
+
+TEST_CASE("recommendations name the fastest durable store and its lead") {
+  std::vector<cmp::result> runs(3);
+  runs[0] = {"memory", false, false, "w", 1e6};
+  runs[1] = {"a", true, true, "w", 300};
+  runs[2] = {"b", true, true, "w", 100};
+  const auto rec = cmp::recommendations(runs);
+  REQUIRE(rec.size() == 1);
+  CHECK(rec[0].find("w, sync on: a, 3.00x b") == 0);
+}
+
+using kv = ks::keyspace<"kv", std::string, ks::lit<"KV">, ks::field<"k", std::uint64_t>>;
+using schema = ks::schema<kv>;
+
+TEST_CASE("runner runs a workload and writes JSON and SVG") {
+  const char* argv[] = {"t", "--repetitions", "2", "--warmup", "1", "--no-progress", "--mine"};
+  cmp::runner<schema> r(7, argv);
+  REQUIRE(r.opts().rest == std::vector<std::string>{"--mine"});
+  int calls = 0;
+  r.run("writes", [&](auto& db, cmp::probe& p) {
+    ++calls;
+    for (std::uint64_t i = 0; i < 50; ++i) p.op([&] { db.template put<kv>({i}, std::string("v"), p.write()); });
+    CHECK(db.template get<kv>({49}) == std::string("v"));
+  }, cmp::backend<schema, ks::memory_backend>{"memory"});
+  CHECK(calls == 3);  // 1 warm-up + 2 repetitions
+  REQUIRE(r.results().size() == 1);  // the memory backend is not durable: one run, sync off
+  const cmp::result& res = r.results()[0];
+  CHECK(res.backend == "memory");
+  CHECK(!res.sync);
+  CHECK(res.ops_per_s > 0);
+  CHECK(res.p99_us >= res.p50_us);
+  r.run_native("writes", "memory", [](const std::filesystem::path&, cmp::probe& p) {
+    for (int i = 0; i < 10; ++i) p.op([] {});
+  });
+  CHECK(r.results()[0].native_ops_per_s > 0);
+  const std::string json = cmp::to_json(r.machine(), r.results());
+  CHECK(json.find("\"runs\":[") != std::string::npos);
+  CHECK(json.find("\"backend\":\"memory\"") != std::string::npos);
+  const std::string svg = cmp::to_svg(r.machine(), r.results());
+  CHECK(svg.find("<svg") == 0);
+  CHECK(svg.find("</svg>") != std::string::npos);
+}
+
+TEST_CASE("bad options name the option") {
+  const char* argv[] = {"t", "--repetitions", "x"};
+  CHECK_THROWS_WITH(cmp::options::parse(3, argv), Catch::Contains("--repetitions"));
+  const char* argv2[] = {"t", "--sync", "maybe"};
+  CHECK_THROWS_WITH(cmp::options::parse(3, argv2), Catch::Contains("--sync"));
+}

@@ -1,0 +1,669 @@
+// keyschema-bench: chooses the store by measurement. Runs the broker workload and the field's
+// standard table through keyschema on every backend built in (memory, LevelDB, LMDB, and RocksDB
+// and SQLite when their adapters exist), at sync on and off, in one run; runs the write and read
+// workloads of the standard table on LevelDB's and LMDB's native APIs with hand-written keys in
+// the same run for the keyschema/native ratio; measures the machine's fsync rate first. Built on
+// <keyschema/comparison.hpp>: table on stdout, --json, --svg, progress on stderr.
+//
+// KEYSCHEMA_BENCH_WITH_<DB> (1 or 0, set by tools/CMakeLists.txt from the targets that exist)
+// select the backends compiled in.
+#include <keyschema/comparison.hpp>
+#include <keyschema/keyschema.hpp>
+
+#ifndef KEYSCHEMA_BENCH_WITH_LEVELDB
+#define KEYSCHEMA_BENCH_WITH_LEVELDB 0
+#endif
+#ifndef KEYSCHEMA_BENCH_WITH_LMDB
+#define KEYSCHEMA_BENCH_WITH_LMDB 0
+#endif
+#ifndef KEYSCHEMA_BENCH_WITH_ROCKSDB
+#define KEYSCHEMA_BENCH_WITH_ROCKSDB 0
+#endif
+#ifndef KEYSCHEMA_BENCH_WITH_SQLITE
+#define KEYSCHEMA_BENCH_WITH_SQLITE 0
+#endif
+
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+#include <keyschema/leveldb.hpp>
+#include <leveldb/cache.h>
+#include <leveldb/db.h>
+#include <leveldb/filter_policy.h>
+#include <leveldb/iterator.h>
+#include <leveldb/write_batch.h>
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+#include <keyschema/lmdb.hpp>
+#include <lmdb.h>
+#endif
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+#include <keyschema/rocksdb.hpp>
+#endif
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+#include <keyschema/sqlite.hpp>
+#endif
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ks = keyschema;
+namespace cmp = keyschema::comparison;
+namespace fs = std::filesystem;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Schemas
+
+// MESSAGE.$id.$offset.MESSAGE_CONTENT -> content chunk
+using message_content = ks::keyspace<"message_content", ks::bytes, ks::lit<"MESSAGE">,
+    ks::field<"message_id", std::uint64_t>, ks::field<"offset", std::uint32_t>, ks::lit<"MESSAGE_CONTENT">>;
+// DESTINATION.$destination.MESSAGE_METADATA.$id -> metadata
+using message_metadata = ks::keyspace<"message_metadata", ks::bytes, ks::lit<"DESTINATION">,
+    ks::field<"destination", std::string>, ks::lit<"MESSAGE_METADATA">, ks::field<"message_id", std::uint64_t>>;
+// MESSAGE_INDEX.$id -> destination (which queue holds a message)
+using message_index = ks::keyspace<"message_index", std::string, ks::lit<"MESSAGE_INDEX">,
+    ks::field<"message_id", std::uint64_t>>;
+// MESSAGE_COUNT.$destination -> count
+using message_count = ks::keyspace<"message_count", std::int64_t, ks::lit<"MESSAGE_COUNT">,
+    ks::field<"destination", std::string>>;
+using broker = ks::schema<message_content, message_metadata, message_index, message_count>;
+
+// The standard table: 24-byte keys, 150-byte values.
+using kv = ks::keyspace<"kv", ks::bytes, ks::lit<"KV">, ks::field<"k", ks::bytes>>;
+using table = ks::schema<kv>;
+
+struct sizes {
+  std::uint64_t messages = 4000;    // broker: messages published / preloaded per run
+  std::uint64_t queues = 10;
+  std::uint64_t entries = 20000;    // standard table: entries loaded
+  std::uint64_t single_writes = 300;  // individual writes (one commit each)
+  std::uint64_t batches = 50;       // batch writes: batches of 100
+  std::uint64_t reads = 20000;      // random reads
+  std::uint64_t range_reads = 5000; // random range reads of 10 entries
+  std::uint64_t removals = 5000;    // removals, in batches of 100
+  std::uint64_t lookups = 500;      // first-message lookups on a drained queue
+
+  void scale(double f) {
+    for (std::uint64_t* v : {&messages, &entries, &single_writes, &batches, &reads, &range_reads, &removals, &lookups})
+      *v = std::max<std::uint64_t>(10, static_cast<std::uint64_t>(static_cast<double>(*v) * f));
+  }
+};
+
+const ks::bytes content_1k(std::string(1024, 'c'));
+const ks::bytes metadata(std::string(64, 'm'));
+std::string queue_name(std::uint64_t q) { return "queue-" + std::to_string(q); }
+
+// Publishes `n` messages round-robin over `queues` queues, 100 per committed batch.
+template <class Store>
+void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p) {
+  std::map<std::string, std::int64_t> counts;
+  for (std::uint64_t first = 0; first < n; first += 100) {
+    const std::uint64_t last = std::min(n, first + 100);
+    auto commit = [&] {
+      auto b = db.batch();
+      std::map<std::string, std::int64_t> touched;
+      for (std::uint64_t id = first; id < last; ++id) {
+        const std::string q = queue_name(id % queues);
+        b.template put<message_content>({id, 0u}, content_1k);
+        b.template put<message_metadata>({q, id}, metadata);
+        b.template put<message_index>({id}, q);
+        touched[q] = ++counts[q];
+      }
+      for (const auto& [q, c] : touched) b.template put<message_count>({q}, c);
+      b.commit(wo);
+    };
+    if (p != nullptr) p->op(commit, last - first);
+    else commit();
+  }
+}
+
+auto publish_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) { publish(db, sz.messages, sz.queues, p.write(), &p); };
+}
+
+auto browse_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    publish(db, sz.messages, sz.queues, {.sync = false}, nullptr);
+    for (int round = 0; round < 5; ++round) {
+      for (std::uint64_t q = 0; q < sz.queues; ++q) {
+        const std::string name = queue_name(q);
+        std::uint64_t after = 0;
+        bool first = true;
+        for (;;) {
+          std::uint64_t got = 0;
+          p.op([&] {
+            auto page = first ? db.template scan<message_metadata>(name).limit(1000)
+                              : db.template scan<message_metadata>(name).after(after).limit(1000);
+            for (const auto& m : page) {
+              after = m.template get<"message_id">();
+              ++got;
+            }
+            return got;
+          });
+          first = false;
+          if (got < 1000) break;
+        }
+      }
+    }
+  };
+}
+
+auto consume_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    publish(db, sz.messages, sz.queues, {.sync = false}, nullptr);
+    for (std::uint64_t q = 0; q < sz.queues; ++q) {
+      const std::string name = queue_name(q);
+      for (;;) {
+        std::uint64_t got = 0;
+        p.op([&] {
+          auto b = db.batch();
+          for (const auto& m : db.template scan<message_metadata>(name).limit(100)) {
+            const std::uint64_t id = m.template get<"message_id">();
+            if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("consume: content missing");
+            b.template erase<message_content>({id, 0u});
+            b.template erase<message_metadata>({name, id});
+            b.template erase<message_index>({id});
+            ++got;
+          }
+          const std::int64_t left = db.template get<message_count>({name}).value_or(0) - static_cast<std::int64_t>(got);
+          b.template put<message_count>({name}, left);
+          b.commit(p.write());
+          return got;
+        });
+        if (got < 100) break;
+      }
+    }
+  };
+}
+
+// Drains queue 0 from the head (erase_range of its metadata, contents and index entries).
+template <class Store>
+std::uint64_t drain_queue0(Store& db, ks::write_options wo) {
+  std::uint64_t n = db.erase_range(db.template scan<message_metadata>(queue_name(0)), wo);
+  n += db.erase_range(db.template scan<message_content>(), wo);
+  n += db.erase_range(db.template scan<message_index>(), wo);
+  db.template put<message_count>({queue_name(0)}, 0, wo);
+  return n;
+}
+
+auto drain_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    publish(db, sz.messages, 1, {.sync = false}, nullptr);
+    p.op([&] { drain_queue0(db, p.write()); }, sz.messages);
+  };
+}
+
+auto drained_lookup_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    publish(db, sz.messages, 1, {.sync = false}, nullptr);
+    drain_queue0(db, p.write());
+    for (std::uint64_t i = 0; i < sz.lookups; ++i) {
+      p.op([&] {
+        for (const auto& m : db.template scan<message_metadata>(queue_name(0)).limit(1))
+          throw std::runtime_error("drained queue still has message " + std::to_string(m.template get<"message_id">()));
+      });
+    }
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The standard table
+
+std::string random_key(std::mt19937_64& rng) {
+  std::string k(24, ' ');
+  for (char& c : k) c = static_cast<char>(1 + rng() % 255);  // no 0x00: no escapes in the encoding
+  return k;
+}
+const std::string value_150(150, 'v');
+
+std::vector<std::string> make_keys(std::uint64_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> keys;
+  keys.reserve(n);
+  for (std::uint64_t i = 0; i < n; ++i) keys.push_back(random_key(rng));
+  return keys;
+}
+
+template <class Store>
+void load(Store& db, const std::vector<std::string>& keys, std::size_t batch, ks::write_options wo, cmp::probe* p) {
+  for (std::size_t first = 0; first < keys.size(); first += batch) {
+    const std::size_t last = std::min(keys.size(), first + batch);
+    auto commit = [&] {
+      auto b = db.batch();
+      for (std::size_t i = first; i < last; ++i) b.template put<kv>({ks::bytes(keys[i])}, ks::bytes(value_150));
+      b.commit(wo);
+    };
+    if (p != nullptr) p->op(commit, last - first);
+    else commit();
+  }
+}
+
+// One interface for the native side of the comparison: the same operations with hand-written keys
+// ("KV." + the 24 key bytes).
+struct native_kv {
+  virtual ~native_kv() = default;
+  virtual void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) = 0;
+  virtual bool get(const std::string& key, std::string& value) = 0;
+  virtual std::size_t range(const std::string& from, std::size_t n) = 0;
+  // One atomic commit of `kvs`.
+  virtual void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) = 0;
+};
+std::string native_key(const std::string& k) { return "KV." + k; }
+
+using native_open = std::function<std::unique_ptr<native_kv>(const fs::path&, bool sync)>;
+
+void native_load(native_kv& db, const std::vector<std::string>& keys, std::size_t batch, cmp::probe* p) {
+  for (std::size_t first = 0; first < keys.size(); first += batch) {
+    const std::size_t last = std::min(keys.size(), first + batch);
+    if (p != nullptr) p->op([&] { db.write(keys, first, last); }, last - first);
+    else db.write(keys, first, last);
+  }
+}
+
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+class leveldb_native final : public native_kv {
+ public:
+  leveldb_native(const fs::path& dir, bool sync) : cache_(::leveldb::NewLRUCache(8 << 20)),
+                                                   filter_(::leveldb::NewBloomFilterPolicy(10)) {
+    ::leveldb::Options o;
+    o.create_if_missing = true;
+    o.block_cache = cache_.get();
+    o.filter_policy = filter_.get();
+    o.paranoid_checks = true;
+    ::leveldb::DB* db = nullptr;
+    const auto s = ::leveldb::DB::Open(o, (dir / "native").string(), &db);
+    if (!s.ok()) throw std::runtime_error("leveldb::DB::Open: " + s.ToString());
+    db_.reset(db);
+    wo_.sync = sync;
+    ro_.verify_checksums = true;
+  }
+  ~leveldb_native() override { db_.reset(); }
+  void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    ::leveldb::WriteBatch b;
+    for (std::size_t i = first; i < last; ++i) b.Put(native_key(keys[i]), value_150);
+    const auto s = db_->Write(wo_, &b);
+    if (!s.ok()) throw std::runtime_error("leveldb::DB::Write: " + s.ToString());
+  }
+  bool get(const std::string& key, std::string& value) override { return db_->Get(ro_, native_key(key), &value).ok(); }
+  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+    ::leveldb::WriteBatch b;
+    for (const auto& [k, v] : kvs) b.Put(k, v);
+    const auto s = db_->Write(wo_, &b);
+    if (!s.ok()) throw std::runtime_error("leveldb::DB::Write: " + s.ToString());
+  }
+  std::size_t range(const std::string& from, std::size_t n) override {
+    std::unique_ptr<::leveldb::Iterator> it(db_->NewIterator(ro_));
+    std::size_t got = 0;
+    std::string copy;
+    for (it->Seek(native_key(from)); it->Valid() && got < n && it->key().starts_with("KV."); it->Next()) {
+      copy.assign(it->value().data(), it->value().size());
+      ++got;
+    }
+    return got;
+  }
+
+ private:
+  std::unique_ptr<::leveldb::Cache> cache_;
+  std::unique_ptr<const ::leveldb::FilterPolicy> filter_;
+  std::unique_ptr<::leveldb::DB> db_;
+  ::leveldb::WriteOptions wo_;
+  ::leveldb::ReadOptions ro_;
+};
+#endif
+
+#if KEYSCHEMA_BENCH_WITH_LMDB
+class lmdb_native final : public native_kv {
+ public:
+  lmdb_native(const fs::path& dir, bool sync) {
+    check(::mdb_env_create(&env_), "mdb_env_create");
+    check(::mdb_env_set_mapsize(env_, std::size_t{4} << 30), "mdb_env_set_mapsize");
+    check(::mdb_env_open(env_, dir.c_str(), MDB_NOTLS | (sync ? 0u : MDB_NOSYNC), 0644), "mdb_env_open");
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+    check(::mdb_dbi_open(txn, nullptr, 0, &dbi_), "mdb_dbi_open");
+    check(::mdb_txn_commit(txn), "mdb_txn_commit");
+  }
+  ~lmdb_native() override { ::mdb_env_close(env_); }
+  void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+    for (std::size_t i = first; i < last; ++i) {
+      std::string k = native_key(keys[i]);
+      MDB_val key{k.size(), k.data()}, val{value_150.size(), const_cast<char*>(value_150.data())};
+      if (const int rc = ::mdb_put(txn, dbi_, &key, &val, 0); rc != 0) {
+        ::mdb_txn_abort(txn);
+        check(rc, "mdb_put");
+      }
+    }
+    check(::mdb_txn_commit(txn), "mdb_txn_commit");
+  }
+  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+    for (const auto& [k, v] : kvs) {
+      MDB_val key{k.size(), const_cast<char*>(k.data())}, val{v.size(), const_cast<char*>(v.data())};
+      if (const int rc = ::mdb_put(txn, dbi_, &key, &val, 0); rc != 0) {
+        ::mdb_txn_abort(txn);
+        check(rc, "mdb_put");
+      }
+    }
+    check(::mdb_txn_commit(txn), "mdb_txn_commit");
+  }
+  bool get(const std::string& k, std::string& value) override {
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
+    std::string nk = native_key(k);
+    MDB_val key{nk.size(), nk.data()}, val{};
+    const int rc = ::mdb_get(txn, dbi_, &key, &val);
+    if (rc == 0) value.assign(static_cast<const char*>(val.mv_data), val.mv_size);
+    ::mdb_txn_abort(txn);
+    return rc == 0;
+  }
+  std::size_t range(const std::string& from, std::size_t n) override {
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
+    MDB_cursor* c = nullptr;
+    check(::mdb_cursor_open(txn, dbi_, &c), "mdb_cursor_open");
+    std::string nk = native_key(from);
+    MDB_val key{nk.size(), nk.data()}, val{};
+    std::size_t got = 0;
+    std::string copy;
+    for (int rc = ::mdb_cursor_get(c, &key, &val, MDB_SET_RANGE); rc == 0 && got < n;
+         rc = ::mdb_cursor_get(c, &key, &val, MDB_NEXT)) {
+      copy.assign(static_cast<const char*>(val.mv_data), val.mv_size);
+      ++got;
+    }
+    ::mdb_cursor_close(c);
+    ::mdb_txn_abort(txn);
+    return got;
+  }
+
+ private:
+  static void check(int rc, const char* call) {
+    if (rc != 0) throw std::runtime_error(std::string(call) + ": " + ::mdb_strerror(rc));
+  }
+  MDB_env* env_ = nullptr;
+  MDB_dbi dbi_ = 0;
+};
+#endif
+
+// The broker's publish on a native API, with hand-written binary keys in the seed's layout:
+// "M" id offset (content), "D" queue 0x00 id (metadata), "I" id (index), "C" queue (count), ids
+// and offsets big-endian so that they sort numerically.
+std::string be(std::uint64_t v, int bytes) {
+  std::string out(static_cast<std::size_t>(bytes), '\0');
+  for (int i = bytes - 1; i >= 0; --i, v >>= 8) out[static_cast<std::size_t>(i)] = static_cast<char>(v & 0xFF);
+  return out;
+}
+
+void publish_native(native_kv& db, const sizes& sz, cmp::probe& p) {
+  std::map<std::string, std::int64_t> counts;
+  const std::string content(1024, 'c'), meta(64, 'm');
+  std::vector<std::pair<std::string, std::string>> kvs;
+  for (std::uint64_t first = 0; first < sz.messages; first += 100) {
+    const std::uint64_t last = std::min(sz.messages, first + 100);
+    p.op([&] {
+      kvs.clear();
+      std::map<std::string, std::int64_t> touched;
+      for (std::uint64_t id = first; id < last; ++id) {
+        const std::string q = queue_name(id % sz.queues);
+        kvs.emplace_back("M" + be(id, 8) + be(0, 4), content);
+        kvs.emplace_back("D" + q + std::string(1, '\0') + be(id, 8), meta);
+        kvs.emplace_back("I" + be(id, 8), q);
+        touched[q] = ++counts[q];
+      }
+      for (const auto& [q, c] : touched) kvs.emplace_back("C" + q, be(static_cast<std::uint64_t>(c), 8));
+      db.write_pairs(kvs);
+    }, last - first);
+  }
+}
+
+struct table_workloads {
+  sizes sz;
+  std::vector<std::string> keys;    // entries loaded
+  std::vector<std::string> fresh;   // keys written by the write workloads
+  std::vector<std::size_t> probes;  // indexes of keys read
+
+  explicit table_workloads(const sizes& s) : sz(s), keys(make_keys(s.entries, 1)),
+                                             fresh(make_keys(std::max(s.single_writes, s.batches * 100), 2)) {
+    std::mt19937_64 rng(3);
+    for (std::uint64_t i = 0; i < std::max(s.reads, s.range_reads); ++i) probes.push_back(rng() % keys.size());
+  }
+
+  auto bulk_load() const {
+    return [this](auto& db, cmp::probe& p) { load(db, keys, 1000, p.write(), &p); };
+  }
+  void bulk_load_native(native_kv& db, cmp::probe& p) const { native_load(db, keys, 1000, &p); }
+
+  auto individual_writes() const {
+    return [this](auto& db, cmp::probe& p) {
+      for (std::uint64_t i = 0; i < sz.single_writes; ++i)
+        p.op([&] { db.template put<kv>({ks::bytes(fresh[i])}, ks::bytes(value_150), p.write()); });
+    };
+  }
+  void individual_writes_native(native_kv& db, cmp::probe& p) const {
+    for (std::uint64_t i = 0; i < sz.single_writes; ++i) p.op([&] { db.write(fresh, i, i + 1); });
+  }
+
+  auto batch_writes() const {
+    return [this](auto& db, cmp::probe& p) {
+      std::vector<std::string> ks_(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(sz.batches * 100));
+      load(db, ks_, 100, p.write(), &p);
+    };
+  }
+  void batch_writes_native(native_kv& db, cmp::probe& p) const {
+    std::vector<std::string> ks_(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(sz.batches * 100));
+    native_load(db, ks_, 100, &p);
+  }
+
+  auto random_reads() const {
+    return [this](auto& db, cmp::probe& p) {
+      load(db, keys, 1000, {.sync = false}, nullptr);
+      for (std::uint64_t i = 0; i < sz.reads; ++i)
+        p.op([&] {
+          if (!db.template get<kv>({ks::bytes(keys[probes[i]])})) throw std::runtime_error("random_reads: key missing");
+        });
+    };
+  }
+  void random_reads_native(native_kv& db, cmp::probe& p) const {
+    native_load(db, keys, 1000, nullptr);
+    std::string v;
+    for (std::uint64_t i = 0; i < sz.reads; ++i)
+      p.op([&] {
+        if (!db.get(keys[probes[i]], v)) throw std::runtime_error("random_reads native: key missing");
+      });
+  }
+
+  auto range_reads() const {
+    return [this](auto& db, cmp::probe& p) {
+      load(db, keys, 1000, {.sync = false}, nullptr);
+      for (std::uint64_t i = 0; i < sz.range_reads; ++i) {
+        std::size_t got = 0;
+        p.op([&] {
+          for (const auto& e : db.template scan<kv>().from(ks::bytes(keys[probes[i]])).limit(10)) got += e.value.size() > 0;
+        }, 10);
+      }
+    };
+  }
+  void range_reads_native(native_kv& db, cmp::probe& p) const {
+    native_load(db, keys, 1000, nullptr);
+    for (std::uint64_t i = 0; i < sz.range_reads; ++i) p.op([&] { db.range(keys[probes[i]], 10); }, 10);
+  }
+
+  auto removals() const {
+    return [this](auto& db, cmp::probe& p) {
+      load(db, keys, 1000, {.sync = false}, nullptr);
+      const std::uint64_t n = std::min<std::uint64_t>(sz.removals, keys.size());
+      for (std::uint64_t first = 0; first < n; first += 100) {
+        const std::uint64_t last = std::min(n, first + 100);
+        p.op([&] {
+          auto b = db.batch();
+          for (std::uint64_t i = first; i < last; ++i) b.template erase<kv>({ks::bytes(keys[i])});
+          b.commit(p.write());
+        }, last - first);
+      }
+    };
+  }
+};
+
+void usage() {
+  std::puts(
+      "usage: keyschema-bench [--quick | --full | --scale F] [--backends memory,leveldb,lmdb,rocksdb,sqlite]\n"
+      "         [--workloads publish,browse,consume,drain,drained_lookup,bulk_load,individual_writes,\n"
+      "                      batch_writes,random_reads,random_range_reads,removals]\n"
+      "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
+      "         [--json PATH] [--svg PATH] [--no-progress]\n"
+      "Default: every backend and workload, 1 warm-up and 3 repetitions, --json keyschema-bench.json\n"
+      "--svg keyschema-bench.svg in the current directory, data in a fresh temporary directory.\n"
+      "--quick: sizes / 20, no warm-up, 1 repetition (seconds); --full: sizes x 10.");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    cmp::options opt = cmp::options::parse(argc, argv);
+    sizes sz;
+    bool quick = false;
+    for (std::size_t i = 0; i < opt.rest.size(); ++i) {
+      const std::string& a = opt.rest[i];
+      if (a == "--quick") {
+        quick = true;
+        sz.scale(0.05);
+        opt.warmup = 0;
+        opt.repetitions = 1;
+      } else if (a == "--full") {
+        sz.scale(10);
+      } else if (a == "--scale" && i + 1 < opt.rest.size()) {
+        sz.scale(std::stod(opt.rest[++i]));
+      } else if (a == "--help" || a == "-h") {
+        usage();
+        return 0;
+      } else {
+        std::fprintf(stderr, "keyschema-bench: unknown option '%s' (--help lists them)\n", a.c_str());
+        return 2;
+      }
+    }
+    if (opt.json.empty()) opt.json = "keyschema-bench.json";
+    if (opt.svg.empty()) opt.svg = "keyschema-bench.svg";
+
+    cmp::runner<broker> br(opt);
+    br.measure_fsync(quick ? 0.2 : 1.0);
+
+    const cmp::backend<broker, ks::memory_backend> b_memory{"memory"};
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+    const cmp::backend<broker, ks::leveldb_backend> b_leveldb{"leveldb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+    const cmp::backend<broker, ks::lmdb_backend> b_lmdb{"lmdb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+    const cmp::backend<broker, ks::rocksdb_backend> b_rocksdb{"rocksdb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+    const cmp::backend<broker, ks::sqlite_backend> b_sqlite{"sqlite"};
+#endif
+#define KEYSCHEMA_BENCH_BROKER_BACKENDS b_memory                                   \
+    KEYSCHEMA_BENCH_IF_LEVELDB(b_leveldb) KEYSCHEMA_BENCH_IF_LMDB(b_lmdb)           \
+    KEYSCHEMA_BENCH_IF_ROCKSDB(b_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(b_sqlite)
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+#define KEYSCHEMA_BENCH_IF_LEVELDB(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_LEVELDB(x)
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+#define KEYSCHEMA_BENCH_IF_LMDB(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_LMDB(x)
+#endif
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+#define KEYSCHEMA_BENCH_IF_ROCKSDB(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_ROCKSDB(x)
+#endif
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+#define KEYSCHEMA_BENCH_IF_SQLITE(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_SQLITE(x)
+#endif
+    std::vector<std::pair<std::string, native_open>> natives;
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+    natives.emplace_back("leveldb", [](const fs::path& d, bool s) { return std::make_unique<leveldb_native>(d, s); });
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+    natives.emplace_back("lmdb", [](const fs::path& d, bool s) { return std::make_unique<lmdb_native>(d, s); });
+#endif
+    br.run("publish", publish_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
+    for (const auto& [name, open] : natives)
+      br.run_native("publish", name, [&, open = open](const fs::path& d, cmp::probe& p) {
+        auto db = open(d, p.sync());
+        publish_native(*db, sz, p);
+      });
+    br.run_reads("browse", browse_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
+    br.run("consume", consume_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
+    br.run("drain", drain_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
+    br.run_reads("drained_lookup", drained_lookup_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
+
+    // The standard table runs in a second runner of its own schema; its results join the first's.
+    cmp::options topt = opt;
+    topt.dir = br.data_dir() / "table";
+    cmp::runner<table> tr(topt);
+    const table_workloads tw(sz);
+    const cmp::backend<table, ks::memory_backend> t_memory{"memory"};
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+    const cmp::backend<table, ks::leveldb_backend> t_leveldb{"leveldb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+    const cmp::backend<table, ks::lmdb_backend> t_lmdb{"lmdb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+    const cmp::backend<table, ks::rocksdb_backend> t_rocksdb{"rocksdb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+    const cmp::backend<table, ks::sqlite_backend> t_sqlite{"sqlite"};
+#endif
+#define KEYSCHEMA_BENCH_TABLE_BACKENDS t_memory                                    \
+    KEYSCHEMA_BENCH_IF_LEVELDB(t_leveldb) KEYSCHEMA_BENCH_IF_LMDB(t_lmdb)           \
+    KEYSCHEMA_BENCH_IF_ROCKSDB(t_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(t_sqlite)
+
+    auto native = [&](const std::string& workload, void (table_workloads::*fn)(native_kv&, cmp::probe&) const) {
+      for (const auto& [name, open] : natives)
+        tr.run_native(workload, name, [&, open = open](const fs::path& d, cmp::probe& p) {
+          auto db = open(d, p.sync());
+          (tw.*fn)(*db, p);
+        });
+    };
+    tr.run("bulk_load", tw.bulk_load(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    native("bulk_load", &table_workloads::bulk_load_native);
+    tr.run("individual_writes", tw.individual_writes(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    native("individual_writes", &table_workloads::individual_writes_native);
+    tr.run("batch_writes", tw.batch_writes(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    native("batch_writes", &table_workloads::batch_writes_native);
+    tr.run_reads("random_reads", tw.random_reads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    native("random_reads", &table_workloads::random_reads_native);
+    tr.run_reads("random_range_reads", tw.range_reads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    native("random_range_reads", &table_workloads::range_reads_native);
+    tr.run("removals", tw.removals(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+
+    // One report: the broker runner owns the output options and the machine description.
+    br.machine().note = quick ? "--quick sizes" : "";
+    br.add_results(tr.results());
+    return br.finish();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "keyschema-bench: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "\nkeyschema-bench: %s\n", e.what());
+    return 1;
+  }
+}
