@@ -271,3 +271,42 @@ TEST_CASE("leveldb_backend: which file names count as LevelDB logs and data file
     CHECK_FALSE(leveldb_is_data_file(name));
   }
 }
+
+TEST_CASE("leveldb_backend: a cursor never steps over a damaged block silently", "[leveldb][corruption]") {
+  // LevelDB's iterator skips a data block it cannot read, records the error and stays Valid() on
+  // the entries after the block. A cursor that checked the status only at the end of its range
+  // (or every N steps) would hand a scan stopped early, by limit() or a break, the entries after
+  // the gap as if nothing were missing. The cursor must throw before any entry after the gap.
+  keyschema::testing::temp_dir dir("leveldb-gap");
+  const auto path = dir.path() / "db";
+  leveldb_options o;
+  o.compression = false;
+  o.bloom_bits_per_key = 0;
+  fill(path, true, o);
+  const auto tables = files_with(path, "", ".ldb");
+  REQUIRE(tables.size() == 1);
+  const auto size = fs::file_size(tables[0]);
+  overwrite(tables[0], size / 3, "XXXXXXXX");  // a data block in the first half of the table
+
+  leveldb_backend db(path, o);
+  for (const bool reverse : {false, true}) {
+    INFO("reverse " << reverse);
+    int previous = -1, read = 0;
+    bool gap_seen = false;
+    const auto e = thrown<keyschema::backend_error>([&] {
+      for (auto c = db.cursor(key_range{"", "", reverse}, nullptr); c.valid(); c.next()) {
+        const int i = std::stoi(std::string(c.key().substr(1)));
+        if (previous >= 0 && i != (reverse ? previous - 1 : previous + 1)) {
+          gap_seen = true;  // entries are missing before this one and no error was raised
+          break;            // a scan that stops here never reaches the end of the range
+        }
+        previous = i;
+        ++read;
+      }
+    });
+    CHECK_FALSE(gap_seen);
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::Iterator");
+    CHECK(read < record_count);
+  }
+}
