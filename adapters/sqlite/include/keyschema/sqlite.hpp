@@ -50,7 +50,7 @@
 #include <keyschema/sqlite/cursor.hpp>
 #include <keyschema/sqlite/detail/connection.hpp>
 #include <keyschema/sqlite/detail/open_check.hpp>
-#include <keyschema/sqlite/detail/open_registry.hpp>
+#include <keyschema/detail/backend/open_registry.hpp>
 #include <keyschema/sqlite/detail/status.hpp>
 #include <keyschema/sqlite/options.hpp>
 #include <keyschema/sqlite/snapshot.hpp>
@@ -222,7 +222,7 @@ class sqlite_backend {
       }
     }
     const fs::path canonical = fs::weakly_canonical(path, ec);
-    auto token = sqlite_detail::open_registration::acquire(ec ? s_->path : canonical.string());
+    auto token = detail::open_registration::acquire(ec ? s_->path : canonical.string());
     if (!token) {
       throw locked_error(where + ": it is already open in another keyschema::sqlite_backend of this process; share "
                                  "that backend (it is thread-safe) or destroy it first",
@@ -397,7 +397,7 @@ class sqlite_backend {
   struct state {
     std::string path;
     std::string file;
-    sqlite_detail::open_registration registration;
+    detail::open_registration registration;
     std::size_t max_entry = 0;
     std::mutex write_mu;
     bool sync_full = true;   // the writer's PRAGMA synchronous (FULL or NORMAL); under write_mu

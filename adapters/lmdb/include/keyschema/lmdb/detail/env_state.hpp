@@ -17,7 +17,7 @@
 
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
-#include <keyschema/lmdb/detail/open_registry.hpp>
+#include <keyschema/detail/backend/open_registry.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/lmdb/detail/txn_gate.hpp>
 
@@ -48,7 +48,7 @@ struct env_state {
     if (env != nullptr) ::mdb_env_close(env);
   }
 
-  lmdb_detail::open_registration registration;  // released last, after the env is closed
+  detail::open_registration registration;  // released last, after the env is closed
   std::string path;
   MDB_env* env = nullptr;
   MDB_dbi dbi = 0;

@@ -16,7 +16,7 @@
 #include <keyschema/error.hpp>
 #include <keyschema/lmdb/detail/data_file.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
-#include <keyschema/lmdb/detail/open_registry.hpp>
+#include <keyschema/detail/backend/open_registry.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/lmdb/options.hpp>
 
@@ -75,7 +75,7 @@ inline std::unique_ptr<env_state> open_env(const std::filesystem::path& path, co
                         ec.value());
   }
 
-  auto registration = lmdb_detail::open_registration::acquire(canonical.string());
+  auto registration = detail::open_registration::acquire(canonical.string());
   if (!registration) {
     throw locked_error(where + canonical.string() +
                            " is already open in this process; LMDB forbids a second handle on one "

@@ -1,15 +1,22 @@
-// keyschema/sqlite/detail/open_registry.hpp: the process-wide set of SQLite databases open here.
+// keyschema/detail/backend/open_registry.hpp: the process-wide set of database paths open here,
+// shared by the adapters that allow one open per path and process (LMDB, SQLite).
 //
-// SQLite itself lets one process open a database file many times, but keyschema gives every
-// backend the same rule: one database is open in one backend object per process (the
-// conformance suite's "a database is open in one store at a time"). Two backend objects on one
-// path would each serialize writers with their own mutex, and a store transaction of one would
-// make the other's writes wait on SQLite's busy timeout instead of the store's writer lock.
-// Other processes may open the database at the same time; SQLite's locks serialize their
-// writers.
+// Every adapter gives one rule: a database is open in one backend object per process (the
+// conformance suite's "a database is open in one store at a time"). LevelDB and RocksDB enforce
+// it with their LOCK file. LMDB and SQLite do not, so their adapters register the canonical path
+// of every database they open here and refuse a second open with keyschema::locked_error:
+//   - LMDB forbids opening one environment twice in the same process: its POSIX fcntl() locks
+//     belong to the process, so closing the second handle silently drops the locks the first one
+//     relies on (lmdb.h, "Caveats");
+//   - SQLite allows it, but two backend objects on one path would each serialize writers with
+//     their own mutex, and a store transaction of one would make the other's writes wait on
+//     SQLite's busy timeout instead of the store's writer lock.
+// Other processes may open the database at the same time; the engines' locks serialize them.
 //
 // open_registration is the move-only token of one registered path; destroying it (or the
-// backend that holds it) unregisters the path. One registry per program image.
+// backend that holds it) unregisters the path. The registry is one function-local static per
+// program image: two shared libraries that each embed this header with hidden visibility get
+// separate registries.
 //
 // Thread-safety: acquire() and the destructor may race freely; the set is guarded by a mutex.
 #pragma once
@@ -23,7 +30,7 @@
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
-namespace sqlite_detail {
+namespace detail {
 
 class open_registration {
  public:
@@ -74,5 +81,5 @@ class open_registration {
   std::optional<std::string> key_;
 };
 
-}  // namespace sqlite_detail
+}  // namespace detail
 KEYSCHEMA_END_NAMESPACE
