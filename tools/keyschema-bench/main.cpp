@@ -48,6 +48,8 @@
 #include <sqlite3.h>
 #endif
 
+#include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -340,7 +342,10 @@ class lmdb_native final : public native_kv {
     check(::mdb_dbi_open(txn, nullptr, 0, &dbi_), "mdb_dbi_open");
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
-  ~lmdb_native() override { ::mdb_env_close(env_); }
+  ~lmdb_native() override {
+    for (MDB_txn* t : readers_) ::mdb_txn_abort(t);  // MDB_NOTLS: any thread may end them
+    ::mdb_env_close(env_);
+  }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     MDB_txn* txn = nullptr;
     check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
@@ -366,14 +371,16 @@ class lmdb_native final : public native_kv {
     }
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
+  // A read transaction per thread, renewed for each read and reset after it (as LMDB's docs
+  // advise for frequent short reads).
   bool get(const std::string& k, std::string& value) override {
-    MDB_txn* txn = nullptr;
-    check(::mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
+    MDB_txn* txn = thread_reader();
+    check(::mdb_txn_renew(txn), "mdb_txn_renew");
     std::string nk = native_key(k);
     MDB_val key{nk.size(), nk.data()}, val{};
     const int rc = ::mdb_get(txn, dbi_, &key, &val);
     if (rc == 0) value.assign(static_cast<const char*>(val.mv_data), val.mv_size);
-    ::mdb_txn_abort(txn);
+    ::mdb_txn_reset(txn);
     return rc == 0;
   }
   std::size_t range(const std::string& from, std::size_t n) override {
@@ -399,8 +406,31 @@ class lmdb_native final : public native_kv {
   static void check(int rc, const char* call) {
     if (rc != 0) throw std::runtime_error(std::string(call) + ": " + ::mdb_strerror(rc));
   }
+  // This thread's reset read transaction on this environment (made on first use). The
+  // generation tells this object from an earlier one at the same address.
+  MDB_txn* thread_reader() {
+    thread_local std::uint64_t gen = 0;
+    thread_local MDB_txn* txn = nullptr;
+    if (gen != gen_) {
+      MDB_txn* t = nullptr;
+      check(::mdb_txn_begin(env_, nullptr, MDB_RDONLY, &t), "mdb_txn_begin");
+      ::mdb_txn_reset(t);
+      std::lock_guard lk(readers_mu_);
+      readers_.push_back(t);
+      gen = gen_;
+      txn = t;
+    }
+    return txn;
+  }
+  static std::uint64_t next_generation() {
+    static std::atomic<std::uint64_t> n{0};
+    return ++n;
+  }
   MDB_env* env_ = nullptr;
   MDB_dbi dbi_ = 0;
+  const std::uint64_t gen_ = next_generation();
+  std::mutex readers_mu_;
+  std::vector<MDB_txn*> readers_;
 };
 #endif
 
@@ -652,6 +682,24 @@ struct table_workloads {
       });
   }
 
+  // random_reads from two threads at once on one store (the keys split between them).
+  auto random_reads_2_threads() const {
+    return [this](auto& db, cmp::probe& p) {
+      load(db, keys, 1000, {.sync = false}, nullptr);
+      p.parallel(2, sz.reads / 2, [&](unsigned t, std::uint64_t i) {
+        if (!db.template get<kv>({ks::bytes(keys[probes[2 * i + t]])}))
+          throw std::runtime_error("random_reads_2_threads: key missing");
+      });
+    };
+  }
+  void random_reads_2_threads_native(native_kv& db, cmp::probe& p) const {
+    native_load(db, keys, 1000, nullptr);
+    p.parallel(2, sz.reads / 2, [&](unsigned t, std::uint64_t i) {
+      thread_local std::string v;
+      if (!db.get(keys[probes[2 * i + t]], v)) throw std::runtime_error("random_reads_2_threads native: key missing");
+    });
+  }
+
   auto range_reads() const {
     return [this](auto& db, cmp::probe& p) {
       load(db, keys, 1000, {.sync = false}, nullptr);
@@ -688,7 +736,7 @@ void usage() {
   std::puts(
       "usage: keyschema-bench [--quick | --full | --scale F] [--backends memory,leveldb,lmdb,rocksdb,sqlite]\n"
       "         [--workloads publish,browse,consume,drain,drained_lookup,bulk_load,individual_writes,\n"
-      "                      batch_writes,random_reads,random_range_reads,removals]\n"
+      "                      batch_writes,random_reads,random_reads_2_threads,random_range_reads,removals]\n"
       "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
       "         [--json PATH] [--svg PATH] [--no-progress]\n"
       "Default: every backend and workload, 1 warm-up and 3 repetitions, --json keyschema-bench.json\n"
@@ -811,11 +859,14 @@ int main(int argc, char** argv) {
     KEYSCHEMA_BENCH_IF_ROCKSDB(t_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(t_sqlite)
 
     auto native = [&](const std::string& workload, void (table_workloads::*fn)(native_kv&, cmp::probe&) const) {
-      for (const auto& [name, open] : natives)
+      for (const auto& [name, open] : natives) {
+        // The SQLite native side shares one connection and its prepared statements: no concurrent reads.
+        if (workload == "random_reads_2_threads" && name == "sqlite") continue;
         tr.run_native(workload, name, [&, open = open](const fs::path& d, cmp::probe& p) {
           auto db = open(d, p.sync());
           (tw.*fn)(*db, p);
         });
+      }
     };
     tr.run("bulk_load", tw.bulk_load(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
     native("bulk_load", &table_workloads::bulk_load_native);
@@ -825,6 +876,8 @@ int main(int argc, char** argv) {
     native("batch_writes", &table_workloads::batch_writes_native);
     tr.run_reads("random_reads", tw.random_reads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
     native("random_reads", &table_workloads::random_reads_native);
+    tr.run_reads("random_reads_2_threads", tw.random_reads_2_threads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    native("random_reads_2_threads", &table_workloads::random_reads_2_threads_native);
     tr.run_reads("random_range_reads", tw.range_reads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
     native("random_range_reads", &table_workloads::range_reads_native);
     tr.run("removals", tw.removals(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
