@@ -25,6 +25,7 @@
 #include <keyschema/scan.hpp>            // scan_view: typed ordered scans
 #include <keyschema/schema.hpp>          // keyspace, lit, field, schema, valid_schema
 #include <keyschema/store.hpp>           // store, batch, transaction, snapshot
+#include <keyschema/struct_value.hpp>    // value_fields<T>: structs stored as values by member list
 #include <keyschema/tuple.hpp>           // tuple::pack / unpack (FoundationDB tuple encoding)
 #include <keyschema/tuple_format.hpp>    // tuple::to_string / to_json, text helpers for tools
 #include <keyschema/types.hpp>           // bytes, uuid, desc<T>
