@@ -1,6 +1,7 @@
 // tests/conformance/cases/grouped.cpp: conformance cases:
 // grouped scans (scan_view::group_by): groups in order, never empty, skipping partly read groups,
-// reverse, limit, prefix and bounds, on the store, snapshots and transactions.
+// reverse, limit, prefix and bounds, on the store, snapshots and transactions; and erase_prefix_all,
+// erasing what keyspaces sharing leading fields hold of one destination or message.
 //
 // Compiled once per backend into that backend's conformance_<backend> program (see
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake).
@@ -226,6 +227,89 @@ TEST_CASE("group_by on snapshots and transactions", "[conformance][grouped][tran
     tx.rollback();
   }
   CHECK(read_groups(db.scan<message_metadata>().group_by<1>()).size() == before.size());  // "zz-new" in, "q" out
+}
+
+}  // namespace keyschema::conformance::grouped
+
+namespace keyschema::conformance::grouped {
+
+// Entries per keyspace whose destination (first field) is d.
+template <class Source>
+std::vector<std::size_t> counts_of(const Source& src, const std::string& d) {
+  return {count(src.template scan<message_metadata>(d)), count(src.template scan<message_expiration>(d)),
+          count(src.template scan<recent>(d)), count(src.template scan<message_count>(d))};
+}
+
+TEST_CASE("erase_prefix_all erases one destination across keyspaces, in bounded batches", "[conformance][erase]") {
+  test_fixture fx;
+  auto& db = fx.db();
+  const auto dests = tricky_destinations();
+  constexpr std::uint64_t big = 2 * test_fixture::store_type::erase_chunk + 5;  // three erase chunks
+  {
+    auto b = db.batch();
+    for (const std::string& d : dests) {
+      const std::uint64_t n = d == std::string("q\0", 2) ? big : 3;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        b.put<message_metadata>({d, i}, bin("m"));
+        if (i < 3) b.put<message_expiration>({d, i}, 9);
+        if (i < 2) b.put<recent>({d, i}, bin("r"));
+      }
+      b.put<message_count>({d}, static_cast<std::int64_t>(n));
+    }
+    b.put<message_destination>({1}, std::string("q\0", 2));
+    b.commit();
+  }
+  const std::string victim("q\0", 2);
+  REQUIRE(counts_of(db, victim) == std::vector<std::size_t>{big, 3, 2, 1});
+  CHECK(db.erase_prefix_all<message_metadata, message_expiration, recent, message_count>(victim) == big + 6);
+  CHECK(counts_of(db, victim) == std::vector<std::size_t>{0, 0, 0, 0});
+  for (const std::string& d : dests) {
+    if (d == victim) continue;
+    INFO("destination " << show(d));  // "q", "q\0x": prefixes of each other stay
+    CHECK(counts_of(db, d) == std::vector<std::size_t>{3, 3, 2, 1});
+  }
+  CHECK(db.get<message_destination>({1}) == std::optional<std::string>(victim));
+  CHECK(db.erase_prefix_all<message_metadata, message_expiration, recent, message_count>(victim) == 0);
+  // A prefix of two fields, valid for both keyspaces listed.
+  CHECK(db.erase_prefix_all<message_metadata, message_expiration>(std::string("q"), std::uint64_t{1}) == 2);
+  CHECK(counts_of(db, "q") == std::vector<std::size_t>{2, 2, 2, 1});
+}
+
+TEST_CASE("erase_prefix_all in a transaction is atomic with it", "[conformance][erase][transaction]") {
+  test_fixture fx;
+  auto& db = fx.db();
+  {
+    auto b = db.batch();
+    for (std::uint64_t id : {1u, 2u, 3u}) {
+      for (std::uint32_t off = 0; off < 4; ++off) b.put<message_content>({id, off}, bin("chunk"));
+      b.put<message_destination>({id}, std::string("q"));
+    }
+    b.put<dtx_entry>({bin(std::string("xid\0", 4)), 1}, bin("branch"));
+    b.put<dtx_entry>({bin("xid"), 1}, bin("branch"));
+    b.commit();
+  }
+  {
+    auto tx = db.transaction();
+    CHECK(tx.erase_prefix_all<message_content, message_destination>(std::uint64_t{2}) == 5);
+    CHECK(count(tx.scan<message_content>(std::uint64_t{2})) == 0);
+    CHECK_FALSE(tx.contains<message_destination>({2}));
+    CHECK(count(db.scan<message_content>(std::uint64_t{2})) == 4);  // nothing visible before commit
+    tx.rollback();
+  }
+  CHECK(count(db.scan<message_content>(std::uint64_t{2})) == 4);
+  {
+    auto tx = db.transaction();
+    CHECK(tx.erase_prefix_all<message_content, message_destination>(std::uint64_t{2}) == 5);
+    CHECK(tx.erase_prefix_all<dtx_entry>(bin(std::string("xid\0", 4))) == 1);
+    tx.commit();
+  }
+  CHECK(count(db.scan<message_content>(std::uint64_t{2})) == 0);
+  CHECK_FALSE(db.contains<message_destination>({2}));
+  CHECK(count(db.scan<message_content>()) == 8);
+  CHECK(db.contains<message_destination>({1}));
+  CHECK(db.contains<message_destination>({3}));
+  CHECK(count(db.scan<dtx_entry>()) == 1);
+  CHECK(db.contains<dtx_entry>({bin("xid"), 1}));
 }
 
 }  // namespace keyschema::conformance::grouped
