@@ -34,6 +34,7 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/erase_across.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
 #include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
@@ -352,6 +353,18 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   std::size_t erase_prefix(const P&... prefix) {
     return erase_range(this->template scan<KS>(prefix...));
   }
+  // erase_prefix<KS>(prefix...) for each listed keyspace (everything of one xid, one
+  // destination), atomically with the rest of the transaction. Returns the total erased.
+  // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a
+  // valid prefix of its leading fields. Errors: as erase_range.
+  template <class... KS, class... P>
+  std::size_t erase_prefix_all(const P&... prefix) {
+    static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
+    static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
+    std::size_t n = 0;
+    ((n += erase_prefix<KS>(prefix...)), ...);
+    return n;
+  }
 
   // Applies every write atomically with the durability of opts and releases the writer lock.
   // Errors: backend_error / limit_error from the engine: nothing was applied. Over a snapshot,
@@ -662,6 +675,21 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   template <class KS, class... P>
   std::size_t erase_prefix(const P&... prefix) {
     return erase_range(this->template scan<KS>(prefix...));
+  }
+  // Erases every entry of each listed keyspace whose first fields equal prefix (everything of one
+  // xid, one destination): erase_prefix<KS>(prefix...) for each KS in the order listed, each in
+  // bounded atomic batches (erase_range). Not atomic as a whole: a crash midway leaves the
+  // keyspaces listed last (and a suffix of the one being erased) in place; a transaction's
+  // erase_prefix_all is atomic. Returns the total erased.
+  // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a valid
+  // prefix of its leading fields. Errors: as erase_range; what was erased before stays erased.
+  template <class... KS, class... P>
+  std::size_t erase_prefix_all(const P&... prefix) {
+    static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
+    static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
+    std::size_t n = 0;
+    ((n += erase_prefix<KS>(prefix...)), ...);
+    return n;
   }
 
  private:
