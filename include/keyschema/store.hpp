@@ -13,6 +13,7 @@
 //   auto b = db.batch();  b.put<...>(...);  b.erase<...>(...);  b.commit({.sync = true});
 //   auto tx = db.transaction();  auto n = tx.get<message_count>({"queue-7"}).value_or(0);
 //   tx.put<message_count>({"queue-7"}, n + 1);  tx.commit();
+//   b.add<acks>({"queue-7"}, 1);   // counters: resolved at commit under the writer lock (counters.hpp)
 //
 // The schema is checked at compile time (see schema.hpp): a store over an invalid schema does not
 // compile, and the first error names the keyspaces and segment involved. At construction the
@@ -26,7 +27,11 @@
 // writer lock. A transaction holds that lock from transaction() until commit(), rollback() or its
 // destruction, so a read-modify-write inside it cannot lose an update. On a backend whose engine
 // serializes writers across processes (LMDB), a transaction also holds the engine's write lock,
-// so this holds for several processes sharing one database too.
+// so this holds for several processes sharing one database too. A batch's adds (add<KS>) and the
+// declared counts (count_of) of what a write creates or erases are resolved while the writer lock
+// is held (on a backend_with_write_transaction, LMDB or SQLite, inside one engine write
+// transaction), so they are exact under concurrent writers of this and other processes; see
+// counters.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
