@@ -14,6 +14,7 @@
 
 #include <keyschema/backend.hpp>         // the byte-level backend contract
 #include <keyschema/codec.hpp>           // codec<T>: key codecs, user customization
+#include <keyschema/counters.hpp>        // add<KS>, count_of: counters and declared counts
 #include <keyschema/entry.hpp>           // entry<KS>: what scans yield
 #include <keyschema/engine_probe.hpp>    // which storage engine's files are in a directory
 #include <keyschema/error.hpp>           // the exception hierarchy
