@@ -24,6 +24,7 @@
 // runs check_invariants (examples/broker/invariants.hpp). Exit status 0 when everything held, 1
 // otherwise, 2 on bad arguments.
 #include "broker/invariants.hpp"
+#include "broker/message_ops.hpp"
 #include "broker/wso2_schema.hpp"
 #include "support/example_backend.hpp"
 
@@ -37,141 +38,10 @@
 #include <string_view>
 #include <vector>
 
-namespace wso2 {
-// QUEUE.$destination -> () : the destinations the broker declared.
-using queue = ks::keyspace<"queue", std::tuple<>, ks::lit<"QUEUE">, ks::field<"destination", std::string>>;
-using broker = ks::schema<message_content, message_destination, message_dlc_status, message_count, message_metadata,
-                          message_expiration, expiry_index, queue>;
-}  // namespace wso2
-
 namespace {
 
 using namespace wso2;
 using example::expect;
-
-// ---- LOCAL helpers for what is not on main yet; each goes when its feature lands. ----
-// LOCAL (until chunked values are on main): a body as numbered chunks under the message's id.
-template <class Tx>
-void put_content(Tx& tx, std::uint64_t id, std::string_view body, std::size_t chunk) {
-  tx.template erase_prefix<message_content>(id);
-  for (std::uint32_t i = 0; std::size_t{i} * chunk < body.size(); ++i) {
-    tx.template put<message_content>({id, i}, ks::bytes(body.substr(std::size_t{i} * chunk, chunk)));
-  }
-}
-// LOCAL (until index_of is on main): the expiry index written with the expiration time.
-template <class Tx>
-void put_expiration(Tx& tx, const std::string& destination, std::uint64_t id, millis at) {
-  tx.template put<message_expiration>({destination, id}, at);
-  tx.template put<expiry_index>({at, destination, id}, {});
-}
-template <class Tx>
-void erase_expiration(Tx& tx, const std::string& destination, std::uint64_t id) {
-  if (const auto at = tx.template get<message_expiration>({destination, id})) {
-    tx.template erase<expiry_index>({*at, destination, id});
-    tx.template erase<message_expiration>({destination, id});
-  }
-}
-// ---- end of LOCAL helpers ----
-
-struct message {
-  std::string destination;
-  std::string body;
-  std::optional<millis> expires;
-};
-using model = std::map<std::uint64_t, message>;
-
-const millis epoch{std::chrono::milliseconds(1'700'000'000'000)};
-
-// The message store's operations. Each is one transaction (atomic), or bounded transactions.
-template <class Tx>
-void add_message(Tx& tx, std::uint64_t id, const message& m, std::size_t chunk) {
-  tx.template put<message_metadata>({m.destination, id}, metadata{ks::bytes("amqp-header-" + std::to_string(id)), m.body.size()});
-  tx.template put<message_destination>({id}, m.destination);
-  put_content(tx, id, m.body, chunk);
-  if (m.expires) put_expiration(tx, m.destination, id, *m.expires);
-}
-
-// Removes a message and everything that hangs off it; the count follows the metadata.
-template <class Tx>
-void remove_message(Tx& tx, const std::string& destination, std::uint64_t id) {
-  erase_expiration(tx, destination, id);
-  tx.template erase<message_metadata>({destination, id});
-  // content chunks, destination name, dead-letter flag: the keyspaces that start with the id
-  tx.template erase_prefix_all<message_content, message_destination, message_dlc_status>(id);
-}
-
-template <class Store>
-std::optional<std::string> read_content(const Store& db, std::uint64_t id) {
-  if (!db.template contains<message_destination>({id})) return std::nullopt;
-  std::string body;
-  for (const auto& c : db.template scan<message_content>(id).value_views()) body += c.value;
-  return body;
-}
-
-template <class Store>
-bool move_to_dead_letter(Store& db, std::uint64_t id) {
-  auto tx = db.transaction();
-  const auto destination = tx.template get<message_destination>({id});
-  if (!destination || *destination == dead_letter_channel) return false;
-  const auto meta = tx.template get<message_metadata>({*destination, id});
-  erase_expiration(tx, *destination, id);  // a dead letter does not expire
-  tx.template erase<message_metadata>({*destination, id});
-  tx.template put<message_metadata>({dead_letter_channel, id}, *meta);
-  tx.template put<message_destination>({id}, std::string(dead_letter_channel));
-  tx.template put<message_dlc_status>({id}, true);
-  tx.commit();
-  return true;
-}
-
-template <class Store>
-bool acknowledge(Store& db, std::uint64_t id) {
-  auto tx = db.transaction();
-  const auto destination = tx.template get<message_destination>({id});
-  if (!destination) return false;
-  remove_message(tx, *destination, id);
-  tx.commit();
-  return true;
-}
-
-// Removes the messages due by now, at most batch per transaction; reads only the due index.
-template <class Store>
-std::size_t sweep_expired(Store& db, millis now, std::size_t batch) {
-  std::size_t removed = 0;
-  for (;;) {
-    auto tx = db.transaction();
-    std::vector<expiry_index::key_type> due;
-    for (const auto& e : tx.template scan<expiry_index>().to(now).limit(batch).keys_only()) due.push_back(e.key);
-    if (due.empty()) return removed;
-    for (const auto& [at, destination, id] : due) remove_message(tx, destination, id);
-    tx.commit();
-    removed += due.size();
-  }
-}
-
-// Removes every message of destination, at most batch per transaction.
-template <class Store>
-std::size_t purge(Store& db, const std::string& destination, std::size_t batch) {
-  std::size_t removed = 0;
-  for (;;) {
-    auto tx = db.transaction();
-    std::vector<std::uint64_t> ids;
-    for (const auto& e : tx.template scan<message_metadata>(destination).keys_only().limit(batch)) {
-      ids.push_back(e.template get<"message_id">());
-    }
-    if (ids.empty()) return removed;
-    for (const std::uint64_t id : ids) remove_message(tx, destination, id);
-    tx.commit();
-    removed += ids.size();
-  }
-}
-
-// Purges destination, then erases what is left of it in every keyspace keyed by it.
-template <class Store>
-std::size_t remove_destination(Store& db, const std::string& destination, std::size_t batch) {
-  const std::size_t removed = purge(db, destination, batch);
-  db.template erase_prefix_all<message_metadata, message_expiration, queue>(destination);
-  return removed;
-}
 
 // ---- checks against the model ----
 template <class Store>

@@ -21,8 +21,8 @@
 // (ks::count_of: the number of metadata records per destination, written by the store in the same
 // atomic write as the records), the metadata is a struct value (ks::value_fields), and the
 // expiry index ("EXPIRY", time, destination, message_id), which the seed lacked (its expiry task
-// read every destination's times), lets the expiry sweep read only what is due. message_store.cpp
-// adds queue (the destinations a broker declared) and the DTX keyspaces (xa_store.cpp).
+// read every destination's times), lets the expiry sweep read only what is due. broker adds the
+// declared queues and the DTX store's dequeue records (message_store.cpp, xa_store.cpp).
 #pragma once
 
 #include <keyschema/keyschema.hpp>
@@ -75,5 +75,15 @@ using expiry_index = ks::keyspace<"expiry_index", std::tuple<>,  //
 
 using message_store = ks::schema<message_content, message_destination, message_dlc_status, message_count,
                                  message_metadata, message_expiration, expiry_index>;
+
+// QUEUE.$destination -> () : the destinations the broker declared.
+using queue = ks::keyspace<"queue", std::tuple<>, ks::lit<"QUEUE">, ks::field<"destination", std::string>>;
+// XID.$xid.DEQUEUE.$message_id -> destination: a message a prepared XA branch dequeues (consumers
+// skip it until the branch ends); written before the branch is prepared, erased by its commit.
+using dtx_dequeue = ks::keyspace<"dtx_dequeue", std::string,  //
+    ks::lit<"XID">, ks::field<"xid", ks::bytes>, ks::lit<"DEQUEUE">, ks::field<"message_id", std::uint64_t>>;
+
+using broker = ks::schema<message_content, message_destination, message_dlc_status, message_count, message_metadata,
+                          message_expiration, expiry_index, queue, dtx_dequeue>;
 
 }  // namespace wso2
