@@ -10,8 +10,8 @@
 //   content  every message's content chunks belong to a message (no orphan chunks);
 //   expiry   every expiration time has its metadata record and its expiry index entry, and every
 //            index entry has its expiration time (same time);
-//   xa       (schemas with the DTX keyspaces, xa_check below) every DTX record belongs to a
-//            prepared branch, and every prepared branch has its DTX records.
+//   extra    what the caller adds (xa_store.cpp: every DTX dequeue record belongs to a prepared
+//            branch and names a message that exists).
 // Each line starts with its category. The checks read everything (a test's store, not a
 // production one's).
 //
@@ -31,7 +31,7 @@ namespace wso2 {
 
 inline constexpr const char* dead_letter_channel = "DeadLetterChannel";
 
-// Extra checks a schema adds (the XA store's); the default checks nothing.
+// Extra checks (extra(db, snapshot, lines) appends lines); the default checks nothing.
 struct no_extra_check {
   template <class Store, class Snapshot>
   void operator()(const Store&, const Snapshot&, std::vector<std::string>&) const {}
