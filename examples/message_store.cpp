@@ -127,6 +127,14 @@ bool self_test(Store& db, const model& m) {
   expect_reported("a dead-letter flag outside the channel", "message:",
                   [&] { db.template put<message_dlc_status>({id}, true); },
                   [&] { db.template erase<message_dlc_status>({id}); });
+  const std::string body = read_content(db, id).value_or("");
+  expect_reported("a message without its content", "message:",
+                  [&] { db.template erase_prefix<message_content>(id); },
+                  [&] {
+                    auto tx = db.transaction();
+                    put_content(tx, id, body, 64 * 1024);
+                    tx.commit();
+                  });
   expect_reported("orphan content chunks", "content:",
                   [&] { db.template put<message_content>({999'999, 0}, ks::bytes("stray")); },
                   [&] { db.template erase_prefix<message_content>(999'999); });
