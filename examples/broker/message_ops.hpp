@@ -7,6 +7,10 @@
 // transactions (sweep_expired, purge, remove_destination). The count is never written here: it
 // is a declared count (count_of) that the store keeps with the metadata.
 //
+// Errors: those of the store's transactions (backend_error, limit_error, conflict_error,
+// decode_error; store.hpp); nothing of a failed transaction is written. A Tx is a
+// store_transaction; REQUIRES: the calling thread holds no other transaction of the store.
+//
 // Thread-safety: as the store (store.hpp): each function may be called from several threads;
 // a transaction is used by one thread.
 #pragma once
@@ -49,6 +53,7 @@ void erase_expiration(Tx& tx, const std::string& destination, std::uint64_t id) 
 }
 // ---- end of LOCAL helpers ----
 
+// A message as the application sees it (also the examples' model of the store).
 struct message {
   std::string destination;
   std::string body;
@@ -56,7 +61,8 @@ struct message {
 };
 using model = std::map<std::uint64_t, message>;
 
-const millis epoch{std::chrono::milliseconds(1'700'000'000'000)};
+// The examples' clock origin: expiration times are epoch + some seconds.
+inline const millis epoch{std::chrono::milliseconds(1'700'000'000'000)};
 
 // The message store's operations. Each is one transaction (atomic), or bounded transactions.
 template <class Tx>
@@ -76,6 +82,7 @@ void remove_message(Tx& tx, const std::string& destination, std::uint64_t id) {
   tx.template erase_prefix_all<message_content, message_destination, message_dlc_status>(id);
 }
 
+// The content of message id, or std::nullopt when there is no such message.
 template <class Store>
 std::optional<std::string> read_content(const Store& db, std::uint64_t id) {
   if (!db.template contains<message_destination>({id})) return std::nullopt;
@@ -84,6 +91,8 @@ std::optional<std::string> read_content(const Store& db, std::uint64_t id) {
   return body;
 }
 
+// Moves message id to the dead-letter channel (its expiry dropped). Returns false when there is
+// no such message or it is there already.
 template <class Store>
 bool move_to_dead_letter(Store& db, std::uint64_t id) {
   auto tx = db.transaction();
@@ -99,6 +108,7 @@ bool move_to_dead_letter(Store& db, std::uint64_t id) {
   return true;
 }
 
+// Removes message id. Returns false when there is no such message.
 template <class Store>
 bool acknowledge(Store& db, std::uint64_t id) {
   auto tx = db.transaction();
@@ -109,7 +119,8 @@ bool acknowledge(Store& db, std::uint64_t id) {
   return true;
 }
 
-// Removes the messages due by now, at most batch per transaction; reads only the due index.
+// Removes the messages due before now, at most batch per transaction (each atomic; a crash leaves
+// the rest for the next sweep); reads only the due part of the expiry index. REQUIRES: batch > 0.
 template <class Store>
 std::size_t sweep_expired(Store& db, millis now, std::size_t batch) {
   std::size_t removed = 0;
@@ -124,7 +135,8 @@ std::size_t sweep_expired(Store& db, millis now, std::size_t batch) {
   }
 }
 
-// Removes every message of destination, at most batch per transaction.
+// Removes every message of destination, at most batch per transaction (each atomic).
+// REQUIRES: batch > 0.
 template <class Store>
 std::size_t purge(Store& db, const std::string& destination, std::size_t batch) {
   std::size_t removed = 0;
