@@ -813,6 +813,23 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     return n;
   }
 
+  // Compacts the key range of scan<KS>(prefix...) on a backend_with_compact_range (LevelDB,
+  // RocksDB): erased entries no snapshot can see are dropped, so the next scan of a drained
+  // queue's prefix (its "first message" lookup) does not step over every erased key. Returns
+  // true then; false, doing nothing, on other backends (LMDB, memory, SQLite: erased keys leave
+  // no tombstones). Blocks until done (long on a large range); readers and writers go on.
+  // Errors: what the backend's compact_range throws (RocksDB: backend_error).
+  template <class KS, class... P>
+  bool compact_prefix(const P&... prefix) {
+    const auto view = this->template scan<KS>(prefix...);
+    if constexpr (backend_with_compact_range<Backend>) {
+      backend_.compact_range(key_range{view.range().lower, view.range().upper, false});
+      return true;
+    } else {
+      return false;
+    }
+  }
+
  private:
   friend class store_transaction<Schema, Backend>;
   friend class store_batch<Schema, Backend>;
