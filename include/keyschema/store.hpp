@@ -38,6 +38,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/counters.hpp>
+#include <keyschema/indexes.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/derived_writes.hpp>
@@ -98,6 +99,9 @@ constexpr bool check_writable() {
   static_assert(!is_count_keyspace<KS>,
                 "keyschema::put/erase/add: this keyspace is a declared count (count_of), maintained by the store; "
                 "write the records it counts instead");
+  static_assert(!is_index_keyspace<KS>,
+                "keyschema::put/erase/add: this keyspace is an index (index_of), maintained by the store; write "
+                "the records it indexes instead");
   return true;
 }
 
@@ -583,8 +587,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   static_assert(detail::check_backend<Backend>(),
                 "keyschema::store: Backend does not meet the backend contract; see keyschema/backend.hpp");
   static_assert(detail::derived_checks<Schema>::value,
-                "keyschema::store: a declared count of the schema does not match what it counts; the error above "
-                "names the keyspaces");
+                "keyschema::store: a declared count or index of the schema does not match what it derives from; "
+                "the error above names the keyspaces");
 
  public:
   using schema_type = Schema;
