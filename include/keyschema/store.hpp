@@ -27,11 +27,11 @@
 // writer lock. A transaction holds that lock from transaction() until commit(), rollback() or its
 // destruction, so a read-modify-write inside it cannot lose an update. On a backend whose engine
 // serializes writers across processes (LMDB), a transaction also holds the engine's write lock,
-// so this holds for several processes sharing one database too. A batch's adds (add<KS>) and the
-// declared counts (count_of) of what a write creates or erases are resolved while the writer lock
-// is held (on a backend_with_write_transaction, LMDB or SQLite, inside one engine write
-// transaction), so they are exact under concurrent writers of this and other processes; see
-// counters.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
+// so this holds for several processes sharing one database too. A batch's adds (add<KS>), and the
+// declared counts (count_of) and index entries (index_of) of what a write creates, changes or
+// erases, are resolved while the writer lock is held (on a backend_with_write_transaction, LMDB or
+// SQLite, inside one engine write transaction) and written in the same atomic write, so they are
+// exact under concurrent writers of this and other processes; see counters.hpp and indexes.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
@@ -300,7 +300,8 @@ class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backen
 // Adds (add<KS>, counters.hpp) are recorded, not read: commit() resolves them against the state
 // it writes over, under the store's writer lock (and, on a backend_with_write_transaction such as
 // LMDB or SQLite, inside the engine's write transaction), so concurrent adds never lose updates.
-// Declared counts of the records a batch writes are updated in the same atomic write.
+// Declared counts and index entries of the records a batch writes are updated in the same atomic
+// write.
 // REQUIRES: the store outlives the batch. Thread-safety: one thread at a time.
 template <class Schema, class Backend>
 class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Schema> {
