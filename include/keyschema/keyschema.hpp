@@ -21,6 +21,7 @@
 #include <keyschema/fingerprint.hpp>     // schema layouts and fingerprints
 #include <keyschema/fixed_string.hpp>    // string literals as template arguments
 #include <keyschema/grouped_scan.hpp>    // grouped_scan: a scan handed out as groups
+#include <keyschema/indexes.hpp>         // index_of, record_key, get_record, sweep: secondary indexes
 #include <keyschema/key_arg.hpp>         // key_arg<KS>: a key given as its fields' values
 #include <keyschema/memory_backend.hpp>  // the in-memory reference backend
 #include <keyschema/scan.hpp>            // scan_view: typed ordered scans

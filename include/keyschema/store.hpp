@@ -27,17 +27,18 @@
 // writer lock. A transaction holds that lock from transaction() until commit(), rollback() or its
 // destruction, so a read-modify-write inside it cannot lose an update. On a backend whose engine
 // serializes writers across processes (LMDB), a transaction also holds the engine's write lock,
-// so this holds for several processes sharing one database too. A batch's adds (add<KS>) and the
-// declared counts (count_of) of what a write creates or erases are resolved while the writer lock
-// is held (on a backend_with_write_transaction, LMDB or SQLite, inside one engine write
-// transaction), so they are exact under concurrent writers of this and other processes; see
-// counters.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
+// so this holds for several processes sharing one database too. A batch's adds (add<KS>), and the
+// declared counts (count_of) and index entries (index_of) of what a write creates, changes or
+// erases, are resolved while the writer lock is held (on a backend_with_write_transaction, LMDB or
+// SQLite, inside one engine write transaction) and written in the same atomic write, so they are
+// exact under concurrent writers of this and other processes; see counters.hpp and indexes.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
 
 #include <keyschema/backend.hpp>
 #include <keyschema/counters.hpp>
+#include <keyschema/indexes.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/derived_writes.hpp>
@@ -99,6 +100,9 @@ constexpr bool check_writable() {
   static_assert(!is_count_keyspace<KS>,
                 "keyschema::put/erase/add: this keyspace is a declared count (count_of), maintained by the store; "
                 "write the records it counts instead");
+  static_assert(!is_index_keyspace<KS>,
+                "keyschema::put/erase/add: this keyspace is an index (index_of), maintained by the store; write "
+                "the records it indexes instead");
   return true;
 }
 
@@ -297,7 +301,8 @@ class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backen
 // Adds (add<KS>, counters.hpp) are recorded, not read: commit() resolves them against the state
 // it writes over, under the store's writer lock (and, on a backend_with_write_transaction such as
 // LMDB or SQLite, inside the engine's write transaction), so concurrent adds never lose updates.
-// Declared counts of the records a batch writes are updated in the same atomic write.
+// Declared counts and index entries of the records a batch writes are updated in the same atomic
+// write.
 // REQUIRES: the store outlives the batch. Thread-safety: one thread at a time.
 template <class Schema, class Backend>
 class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Schema> {
@@ -596,8 +601,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   static_assert(detail::check_backend<Backend>(),
                 "keyschema::store: Backend does not meet the backend contract; see keyschema/backend.hpp");
   static_assert(detail::derived_checks<Schema>::value,
-                "keyschema::store: a declared count of the schema does not match what it counts; the error above "
-                "names the keyspaces");
+                "keyschema::store: a declared count or index of the schema does not match what it derives from; "
+                "the error above names the keyspaces");
 
  public:
   using schema_type = Schema;
