@@ -13,6 +13,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>         // the byte-level backend contract
+#include <keyschema/chunked.hpp>         // chunked values: large values as fixed-size chunks
 #include <keyschema/codec.hpp>           // codec<T>: key codecs, user customization
 #include <keyschema/entry.hpp>           // entry<KS>: what scans yield
 #include <keyschema/engine_probe.hpp>    // which storage engine's files are in a directory
