@@ -502,6 +502,22 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
     }
     CHECK(flagged > 100);
   }
+  SECTION("prepared-transaction records are shown as prepared lines") {
+    ks::write_batch ops;
+    ops.put(ks::tuple::pack(1), "v");
+    ops.erase(ks::tuple::pack(2));
+    const std::string xid("x\0y", 3);
+    const std::string k = ks::detail::prepared_key(xid);
+    const std::string rec = ks::detail::encode_prepared(ops);
+    CHECK(kd::format_entry(k, rec, text) == R"(# prepared b"x\x00y" 2 writes)");
+    CHECK(kd::format_entry(k, rec, json) == R"({"prepared":{"xid":{"hex":"780079"},"writes":2}})");
+    const std::string bad = kd::format_entry(k, rec.substr(0, rec.size() - 1), text);
+    CHECK(bad.rfind(R"(# prepared b"x\x00y" (damaged record) )", 0) == 0);
+    CHECK(bad.find("checksum") != std::string::npos);
+    const std::string j = kd::format_entry(k, "junk", json);
+    CHECK(j.rfind(R"({"prepared":{"xid":{"hex":"780079"},"error":")", 0) == 0);
+    CHECK(valid_json(j));
+  }
   SECTION("other keys starting with 0xff are flagged") {
     const std::string k = "\xff" "other";
     CHECK(kd::format_entry(k, "", text) == R"(!b"\xffother"  =  x"")");
