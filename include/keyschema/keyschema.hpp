@@ -21,6 +21,7 @@
 #include <keyschema/fixed_string.hpp>    // string literals as template arguments
 #include <keyschema/key_arg.hpp>         // key_arg<KS>: a key given as its fields' values
 #include <keyschema/memory_backend.hpp>  // the in-memory reference backend
+#include <keyschema/migrate.hpp>         // migrate: rewriting a database to a new schema
 #include <keyschema/scan.hpp>            // scan_view: typed ordered scans
 #include <keyschema/schema.hpp>          // keyspace, lit, field, schema, valid_schema
 #include <keyschema/store.hpp>           // store, batch, transaction, snapshot

@@ -38,6 +38,7 @@
 #include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
 #include <keyschema/detail/store/live_handles.hpp>
+#include <keyschema/detail/store/schema_check.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
@@ -742,62 +743,25 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     }
   }
 
-  // Checks or records the schema record. On a backend with write transactions (LMDB) the read and
-  // the write happen in one of them, so two processes creating one database with different
-  // schemas at the same moment cannot both record theirs.
+  // Checks or records the schema record (detail/store/schema_check.hpp). On a backend with write
+  // transactions (LMDB) the reads and the write happen in one of them, so two processes creating
+  // or extending one database with different schemas at the same moment cannot both record theirs.
   void check_fingerprint(bool adopting) {
     if constexpr (backend_with_write_transaction<Backend>) {
       if (!backend_read_only()) {
         auto t = backend_.begin_write();
-        check_record(
-            adopting, [&](std::string& v) { return t.get(schema_key, v); },
-            [&] { return t.cursor(key_range{}); },
+        detail::check_schema_record<Schema>(
+            where(), adopting, false, [&](std::string_view k, std::string& v) { return t.get(k, v); },
+            [&](const key_range& r) { return t.cursor(r); },
             [&](const write_batch& b) { t.commit(b, write_options{.sync = true}); });
-        return;  // an uncommitted t (record present) is aborted here
+        return;  // an uncommitted t (record unchanged) is aborted here
       }
     }
-    check_record(
-        adopting, [&](std::string& v) { return backend_.get(schema_key, v, nullptr); },
-        [&] { return backend_.cursor(key_range{}, nullptr); },
+    detail::check_schema_record<Schema>(
+        where(), adopting, backend_read_only(),
+        [&](std::string_view k, std::string& v) { return backend_.get(k, v, nullptr); },
+        [&](const key_range& r) { return backend_.cursor(r, nullptr); },
         [&](const write_batch& b) { backend_.write(b, write_options{.sync = true}); });
-  }
-
-  template <class Get, class Cursor, class Write>
-  void check_record(bool adopting, Get&& get, Cursor&& cursor, Write&& write) {
-    std::string stored;
-    const std::string layout_text = layout<Schema>::text();
-    const std::string expected = format_schema_record(layout<Schema>::fingerprint, layout_text);
-    if (!get(stored)) {
-      if (backend_read_only()) {
-        throw schema_error(where() + ": read-only open of a database that has no keyschema schema record; open it "
-                                     "read-write once, or with adopt" +
-                           (adopting ? " (adopting records the schema, which a read-only open cannot)" : ""));
-      }
-      if (!adopting) {
-        constexpr std::size_t cap = 1000;
-        std::size_t n = 0;
-        for (auto c = cursor(); c.valid() && n < cap; c.next()) ++n;
-        if (n != 0) {
-          throw schema_error(where() + " holds " + std::to_string(n) + (n == cap ? "+" : "") +
-                             " keys not written by keyschema (it has no keyschema schema record), so nothing says "
-                             "they are keys of this schema; open another path, or take the database over with "
-                             "ks::store<Schema, Backend>{ks::adopt, ...} if its keys are this schema's keys");
-        }
-      }
-      write_batch b;
-      b.put(schema_key, expected);
-      write(b);
-      return;
-    }
-    if (stored == expected) return;
-    const std::optional<schema_record> theirs = parse_schema_record(stored);
-    throw schema_error(
-        "keyschema::store: the database was written with another schema layout (stored fingerprint " +
-        (theirs ? std::string(theirs->fingerprint_text)
-                : std::string("unreadable: the record is not \"<16 hex digits>\\n<layout>\"")) +
-        ", this program's " + fingerprint_text(layout<Schema>::fingerprint) +
-        "); open it with the schema that wrote it, or migrate it. Stored layout: " +
-        (theirs ? std::string(theirs->layout) : std::string("?")) + " This program's layout: " + layout_text);
   }
 
   Backend backend_;
