@@ -16,9 +16,10 @@
 //
 // The schema is checked at compile time (see schema.hpp): a store over an invalid schema does not
 // compile, and the first error names the keyspaces and segment involved. At construction the
-// store checks the database's schema fingerprint (see fingerprint.hpp): it records it in a new
-// database and throws schema_error when the database was written with another layout, or holds
-// keys but no schema record (unless opened with the keyschema::adopt tag; see the constructors).
+// store checks the database's schema record (see fingerprint.hpp) keyspace by keyspace: it
+// records it in a new database, extends it when the program added keyspaces, and throws
+// schema_error when a keyspace differs or is not declared, or the database holds keys but no
+// schema record (unless opened with the keyschema::adopt tag; see the constructors).
 //
 // Thread-safety: a store may be used from many threads at once. Reads (get, contains, scan,
 // snapshot) never block each other or writers. Writes (put, erase, batch commits, transactions,
@@ -494,10 +495,17 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   static constexpr std::size_t erase_chunk = 1000;
 
   // Constructs the backend from args (a path and options for file-based backends) and checks or
-  // records the schema fingerprint:
+  // records the schema record, comparing it keyspace by keyspace (detail/store/schema_check.hpp):
   //   - a database with this schema's record opens;
   //   - an empty database gets the record (written with sync);
-  //   - a database with another schema's record is refused (schema_error);
+  //   - a database whose record lacks some of this schema's keyspaces (the program added them)
+  //     opens, and its record is rewritten to this schema's (with sync; on LMDB in the write
+  //     transaction that read it), provided the database holds no key of an added keyspace
+  //     (counted by a scan of the keyspace's range, which costs once, at the first open);
+  //     a read-only backend opens it without rewriting the record;
+  //   - a database whose record has a keyspace that differs from this schema's, or keyspaces
+  //     this schema does not declare, is refused (schema_error); so is one with an unfinished
+  //     ks::migrate (migrate.hpp);
   //   - a NON-EMPTY database without a record (written by another program, or by keyschema before
   //     it recorded schemas) is refused (schema_error), because nothing says its keys belong to
   //     this schema. A caller who knows they do takes it over with the adopting constructor:
@@ -506,8 +514,16 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // Errors:
   //   whatever the backend's constructor throws: backend_error, locked_error, wrong_engine_error
   //     (the path holds another engine's database), limit_error;
-  //   schema_error "written with another schema layout" - the stored fingerprint differs (both
-  //     layouts are shown). Remedy: open it with the schema that wrote it, or migrate;
+  //   schema_error "written with another schema layout: keyspace 'k': <difference>" (one line:
+  //     "value codec packed<i64> stored, packed<u64> in this program", "segment 4: field
+  //     id:string stored, field id:u64 in this program"; further differing keyspaces are named),
+  //     "... it holds keyspace(s) 'a', 'b' that this program does not declare", or "... (stored
+  //     fingerprint unreadable ...)" for a damaged record. Remedy: open it with the schema that
+  //     wrote it, or convert it with ks::migrate;
+  //   schema_error "keyspace 'k' is new in this program but already has N keys" (N+ past 1000;
+  //     names a stored keyspace of the same layout, a likely rename): nothing is adopted.
+  //     Remedy: erase those keys, or ks::migrate;
+  //   schema_error "has an unfinished ks::migrate (...)" - run the same migration again;
   //   schema_error "holds N keys not written by keyschema" (N+ when there are more; names the
   //     path when the backend has one) - see above. Remedy: another path, or ks::adopt;
   //   schema_error "read-only open of a database that has no keyschema schema record; open it
@@ -522,7 +538,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   }
   // The adopting constructor: as above, but a non-empty database without a schema record is
   // taken over: the store records this schema in it (with sync) and opens it. A database with a
-  // record is treated exactly as above (another schema's record is still a schema_error).
+  // record is treated exactly as above (a differing or undeclared keyspace is still a
+  // schema_error).
   // REQUIRES: every key already in the database is a key of Schema (a key of no keyspace is
   // skipped by scans; one that does not decode as its keyspace's types raises decode_error when
   // read). Errors: as above, except "not written by keyschema"; a read-only backend raises

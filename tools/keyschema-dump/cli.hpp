@@ -104,6 +104,7 @@ inline constexpr std::string_view usage_text =
     "Text lines:  (\"DESTINATION\", \"queue-1\", 42)  =  x\"0a0b\"   a key and a hex value\n"
     "             !b\"legacy.key\"  =  (7,)                        a key that is not a tuple\n"
     "             # schema <fingerprint> <layout>                the store's schema record\n"
+    "             # migration <progress>                         an unfinished ks::migrate\n"
     "Exit status: 0 done, 1 usage error, 2 the database could not be opened or read.\n"
     "LevelDB allows one process at a time: a database held by a running program cannot be\n"
     "listed (dump a copy of the directory). LMDB is opened read-only and may be listed live.\n";

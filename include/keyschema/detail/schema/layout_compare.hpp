@@ -123,7 +123,25 @@ inline std::string describe_part_difference(std::string_view stored, std::string
   return "layout " + std::string(stored) + " stored, " + std::string(program) + " in this program";
 }
 
-// A stored layout compared with a program's keyspace parts.
+// Text read from a stored record, for a one-line message: control bytes as \xNN.
+inline std::string escape_control(std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 0xf]);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out;
+}
+
+// A stored layout compared with a program's keyspace parts (texts read from the stored record
+// are escaped with escape_control).
 struct layout_comparison {
   bool readable = true;                   // false: the stored layout text could not be split
   std::vector<std::string> changed;       // "'name': <difference>", in the program's order
@@ -148,7 +166,8 @@ inline layout_comparison compare_layout(std::string_view stored_layout, const st
       used[j] = true;
       found = true;
       if ((*stored)[j].text != program[i]) {
-        c.changed.push_back("'" + std::string(name) + "': " + describe_part_difference((*stored)[j].text, program[i]));
+        c.changed.push_back("'" + std::string(name) + "': " +
+                            escape_control(describe_part_difference((*stored)[j].text, program[i])));
       }
       break;
     }
@@ -156,7 +175,7 @@ inline layout_comparison compare_layout(std::string_view stored_layout, const st
   }
   for (std::size_t j = 0; j < stored->size(); ++j) {
     if (used[j]) continue;
-    c.extra.emplace_back((*stored)[j].name);
+    c.extra.push_back(escape_control((*stored)[j].name));
     c.extra_parts.emplace_back((*stored)[j].text);
   }
   return c;

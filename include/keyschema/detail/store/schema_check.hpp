@@ -143,15 +143,13 @@ void check_schema_record(const std::string& where, bool adopting, bool read_only
       if (part_body(cmp.extra_parts[j]) == body) renamed = " (stored keyspace '" + cmp.extra[j] + "' has its layout: renamed?)";
     }
     throw schema_error(where + ": keyspace '" + std::string(layout_part_name(parts[i])) +
-                       "' is new in this program, but the database already holds " + count_text(n, key_count_cap) +
-                       " keys of its layout" + renamed +
-                       ", keys of no keyspace until now that opening would adopt; erase them, or open the database "
-                       "with the schema that wrote it, or convert it with ks::migrate (keyschema/migrate.hpp)");
+                       "' is new in this program but already has " + count_text(n, key_count_cap) + " keys" + renamed +
+                       ", which opening would adopt; erase them, or open it with the schema that wrote it, or "
+                       "convert it with ks::migrate (keyschema/migrate.hpp)");
   }
   if (!cmp.extra.empty()) {
     throw schema_error(other + ": it holds keyspace(s) " + quoted_names(cmp.extra) +
-                       " that this program does not declare (a newer program wrote them, or they were removed)" + remedy +
-                       ", which drops or converts them");
+                       " that this program does not declare" + remedy);
   }
   // Only added keyspaces (or another order): record this program's layout.
   if (read_only) return;
