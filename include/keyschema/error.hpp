@@ -54,6 +54,13 @@ class key_error : public error {
   using error::error;
 };
 
+// An add (counters.hpp) whose sum does not fit the keyspace's value type. what() names the
+// keyspace, the key, the stored value and the delta. Nothing was written.
+class overflow_error : public error {
+ public:
+  using error::error;
+};
+
 // The storage engine reported a failure. native_call() is the engine function that failed (for
 // example "leveldb::DB::Open", "mdb_txn_commit"), native_code() its return code where it has one
 // (0 otherwise), and what() includes the engine's own status text.

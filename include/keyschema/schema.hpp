@@ -147,9 +147,23 @@ constexpr auto prefix_segments() {
   return a;
 }
 
+// The value type of a keyspace declared with Value: Value itself, or what a value marker
+// (count_of, counters.hpp) declares as keyschema_value_type.
+template <class Value>
+struct stored_value {
+  using type = Value;
+};
+template <class Value>
+  requires requires { typename Value::keyschema_value_type; }
+struct stored_value<Value> {
+  using type = typename Value::keyschema_value_type;
+};
+
 }  // namespace detail
 
 // One family of keys: a name, the value type, and the key's segments (lit and field).
+// Value is the value type, or a value marker such as count_of<...> (counters.hpp): value_type is
+// then what the marker stores, and value_marker the marker.
 template <fixed_string Name, class Value, class... Segments>
 struct keyspace {
   using keyschema_kind = detail::keyspace_tag;
@@ -159,7 +173,8 @@ struct keyspace {
 
   static constexpr std::string_view name = Name.view();
   static constexpr auto name_string = Name;
-  using value_type = Value;
+  using value_type = typename detail::stored_value<Value>::type;
+  using value_marker = Value;
   using segments = std::tuple<Segments...>;
   using fields = detail::fields_of<Segments...>;
   // The typed key: the field types in order.

@@ -13,6 +13,7 @@
 //   auto b = db.batch();  b.put<...>(...);  b.erase<...>(...);  b.commit({.sync = true});
 //   auto tx = db.transaction();  auto n = tx.get<message_count>({"queue-7"}).value_or(0);
 //   tx.put<message_count>({"queue-7"}, n + 1);  tx.commit();
+//   b.add<acks>({"queue-7"}, 1);   // counters: resolved at commit under the writer lock (counters.hpp)
 //
 // The schema is checked at compile time (see schema.hpp): a store over an invalid schema does not
 // compile, and the first error names the keyspaces and segment involved. At construction the
@@ -27,14 +28,21 @@
 // writer lock. A transaction holds that lock from transaction() until commit(), rollback() or its
 // destruction, so a read-modify-write inside it cannot lose an update. On a backend whose engine
 // serializes writers across processes (LMDB), a transaction also holds the engine's write lock,
-// so this holds for several processes sharing one database too.
+// so this holds for several processes sharing one database too. A batch's adds (add<KS>) and the
+// declared counts (count_of) of what a write creates or erases are resolved while the writer lock
+// is held (on a backend_with_write_transaction, LMDB or SQLite, inside one engine write
+// transaction), so they are exact under concurrent writers of this and other processes; see
+// counters.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/counters.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/derived_writes.hpp>
+#include <keyschema/detail/store/erase_across.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
 #include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
@@ -84,6 +92,26 @@ constexpr bool check_keyspace() {
   static_assert(Schema::template contains<KS>,
                 "keyschema::store: this keyspace is not part of the store's schema; add it to the "
                 "keyschema::schema<...> the store was declared with");
+  return true;
+}
+
+// A direct write (put, erase, add) of KS: not a declared count, which the store maintains.
+template <class KS>
+constexpr bool check_writable() {
+  static_assert(!is_count_keyspace<KS>,
+                "keyschema::put/erase/add: this keyspace is a declared count (count_of), maintained by the store; "
+                "write the records it counts instead");
+  return true;
+}
+
+// add<KS>: KS is writable and its value an integer.
+template <class Schema, class KS>
+constexpr bool check_add() {
+  static_assert(check_keyspace<Schema, KS>());
+  static_assert(check_writable<KS>());
+  static_assert(addable_value<typename KS::value_type>,
+                "keyschema::add: the keyspace's value type is not an integer type; add works on keyspaces whose "
+                "value is an integer (std::int64_t, std::uint32_t, ...), not bool");
   return true;
 }
 
@@ -191,6 +219,7 @@ class basic_writer {
   template <class KS>
   void put(const key_arg<KS>& key, const typename KS::value_type& value) {
     static_assert(check_keyspace<Schema, KS>());
+    static_assert(check_writable<KS>());
     std::size_t key_bytes = 0;
     store_access::emplace_op(
         self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
@@ -206,12 +235,14 @@ class basic_writer {
   template <class KS>
   void erase(const key_arg<KS>& key) {
     static_assert(check_keyspace<Schema, KS>());
+    static_assert(check_writable<KS>());
     store_access::emplace_op(
         self(), write_batch::op_kind::erase, [&](std::string& b) { encode_checked<KS>(b, key); },
         [](std::string&) {});
   }
 
- private:
+ protected:
+  // Appends the encoded key to b; returns its size. Errors: key_error, limit_error (too long).
   template <class KS>
   std::size_t encode_checked(std::string& b, const key_arg<KS>& key) const {
     const std::size_t mark = b.size();
@@ -221,6 +252,7 @@ class basic_writer {
     return n;
   }
 
+ private:
   Derived& self() noexcept { return static_cast<Derived&>(*this); }
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
 };
@@ -262,23 +294,48 @@ class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backen
   detail::live_handle handle_;
 };
 
-// An atomic group of puts and erases across keyspaces, applied by commit() all together or not
-// at all. Nothing is visible before commit. A batch is reusable: commit() empties it.
+// An atomic group of puts, erases and adds across keyspaces, applied by commit() all together or
+// not at all. Nothing is visible before commit. A batch is reusable: commit() empties it.
+// Adds (add<KS>, counters.hpp) are recorded, not read: commit() resolves them against the state
+// it writes over, under the store's writer lock (and, on a backend_with_write_transaction such as
+// LMDB or SQLite, inside the engine's write transaction), so concurrent adds never lose updates.
+// Declared counts of the records a batch writes are updated in the same atomic write.
 // REQUIRES: the store outlives the batch. Thread-safety: one thread at a time.
 template <class Schema, class Backend>
 class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Schema> {
  public:
+  // Adds delta to the integer stored under key in keyspace KS (a missing key counts as 0) when
+  // the batch commits, after the batch's earlier operations on that key and before its later
+  // ones (see counters.hpp). REQUIRES (compile time): KS's value_type is an integer type and KS
+  // is not a declared count. Errors: key_error / limit_error for the key, as put; nothing is
+  // added then. The sum is checked at commit (overflow_error).
+  template <class KS>
+  void add(const key_arg<KS>& key, std::int64_t delta) {
+    static_assert(detail::check_add<Schema, KS>());
+    adds_.emplace(
+        ops_.size(), [&](std::string& b) { this->template encode_checked<KS>(b, key); }, delta,
+        &detail::derived_writes<Schema>::template apply_add<KS>);
+  }
+
   // Applies every operation atomically, with the durability of opts, then empties the batch.
-  // Errors: backend_error / limit_error from the engine; the batch is then left as it was and
-  // nothing was applied. keyschema::error when this thread holds an open transaction.
+  // Errors: backend_error / limit_error from the engine; overflow_error (an add's sum does not fit
+  // its value type) and decode_error (a stored value an add or a count reads does not decode);
+  // the batch is then left as it was and nothing was applied. keyschema::error when this thread
+  // holds an open transaction.
   void commit(const write_options& opts = {}) {
-    store_->write(ops_, opts);
+    store_->write_resolved(ops_, adds_.empty() ? nullptr : &adds_, opts);
     ops_.clear();
+    adds_.clear();
   }
   // Drops every operation.
-  void clear() noexcept { ops_.clear(); }
-  std::size_t size() const noexcept { return ops_.size(); }
-  bool empty() const noexcept { return ops_.empty(); }
+  void clear() noexcept {
+    ops_.clear();
+    adds_.clear();
+  }
+  // Number of operations (puts, erases and adds).
+  std::size_t size() const noexcept { return ops_.size() + adds_.size(); }
+  bool empty() const noexcept { return ops_.empty() && adds_.empty(); }
+  // The batch's puts and erases (its adds are resolved at commit and are not in it).
   const write_batch& operations() const noexcept { return ops_; }
 
  private:
@@ -293,6 +350,7 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   explicit store_batch(store<Schema, Backend>* s) : store_(s), handle_(&s->live_, detail::live_kind::batch) {}
   store<Schema, Backend>* store_;
   write_batch ops_;
+  detail::pending_adds adds_;
   detail::live_handle handle_;
 };
 
@@ -344,15 +402,47 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     auto c = raw_cursor(view.range());
     for (; c.valid() && n < view.max_count(); c.next()) {
       if (!detail::key_codec<KS>::matches(c.key())) continue;
-      pending_[std::string(c.key())] = std::nullopt;
+      if constexpr (derived::template has_dependents<KS>) {
+        auto st = overlay();
+        derived::erase(st, c.key());  // the cursor copied the pending writes it covers
+      } else {
+        pending_[std::string(c.key())] = std::nullopt;
+      }
       ++n;
     }
     return n;
+  }
+
+  // Adds delta to the integer stored under key in keyspace KS, as the transaction sees it (its
+  // own writes included; a missing key counts as 0): a read and a put. REQUIRES (compile time):
+  // KS's value_type is an integer type and KS is not a declared count. Errors: overflow_error
+  // (the sum does not fit the value type; names keyspace, key, value and delta), decode_error,
+  // key_error / limit_error for the key, backend_error; the transaction is unchanged then.
+  template <class KS>
+  void add(const key_arg<KS>& key, std::int64_t delta) {
+    static_assert(detail::check_add<Schema, KS>());
+    require_open();
+    key_buf_.clear();
+    this->template encode_checked<KS>(key_buf_, key);
+    auto st = overlay();
+    derived::template add<KS>(st, key_buf_, delta);
   }
   // erase_range of scan<KS>(prefix...).
   template <class KS, class... P>
   std::size_t erase_prefix(const P&... prefix) {
     return erase_range(this->template scan<KS>(prefix...));
+  }
+  // erase_prefix<KS>(prefix...) for each listed keyspace (everything of one xid, one
+  // destination), atomically with the rest of the transaction. Returns the total erased.
+  // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a
+  // valid prefix of its leading fields. Errors: as erase_range.
+  template <class... KS, class... P>
+  std::size_t erase_prefix_all(const P&... prefix) {
+    static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
+    static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
+    std::size_t n = 0;
+    ((n += erase_prefix<KS>(prefix...)), ...);
+    return n;
   }
 
   // Applies every write atomically with the durability of opts and releases the writer lock.
@@ -433,6 +523,18 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     require_open();
     key_buf_.clear();
     kw(key_buf_);
+    if constexpr (derived::any) {
+      // Declared counts of what this write creates or removes change with it.
+      auto st = overlay();
+      if (kind == write_batch::op_kind::put) {
+        std::string v;
+        vw(v);
+        derived::put(st, key_buf_, v);
+      } else {
+        derived::erase(st, key_buf_);
+      }
+      return;
+    }
     if (kind == write_batch::op_kind::put) {
       std::string v;
       vw(v);
@@ -442,6 +544,19 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     }
   }
   backend_limits limits() const { return store_->backend().limits(); }
+
+  using derived = detail::derived_writes<Schema>;
+  // The state the transaction started from (without its own writes).
+  static bool base_get(const void* ctx, std::string_view key, std::string& value) {
+    const auto* self = static_cast<const store_transaction*>(ctx);
+    if constexpr (native_) {
+      return self->state_->get(key, value);
+    } else {
+      return self->store_->backend().get(key, value, &*self->state_);
+    }
+  }
+  // The transaction's pending writes over that state.
+  detail::write_overlay overlay() { return detail::write_overlay(pending_, &base_get, this); }
 
   friend class store<Schema, Backend>;
   // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
@@ -482,6 +597,9 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
                 "position involved");
   static_assert(detail::check_backend<Backend>(),
                 "keyschema::store: Backend does not meet the backend contract; see keyschema/backend.hpp");
+  static_assert(detail::derived_checks<Schema>::value,
+                "keyschema::store: a declared count of the schema does not match what it counts; the error above "
+                "names the keyspaces");
 
  public:
   using schema_type = Schema;
@@ -594,8 +712,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     scratch_.clear();
     detail::basic_writer<one_op, Schema>& w = scratch_writer_;
     w.template put<KS>(key, value);
-    check_batch(scratch_);
-    backend_.write(scratch_, opts);
+    commit_locked(scratch_, nullptr, opts);
   }
   template <class KS>
   void erase(const key_arg<KS>& key, const write_options& opts = {}) {
@@ -603,18 +720,33 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     scratch_.clear();
     detail::basic_writer<one_op, Schema>& w = scratch_writer_;
     w.template erase<KS>(key);
-    check_batch(scratch_);
-    backend_.write(scratch_, opts);
+    commit_locked(scratch_, nullptr, opts);
+  }
+  // Adds delta to the integer stored under key in keyspace KS (a missing key counts as 0), in one
+  // atomic write, read and written under the store's writer lock (on LMDB and SQLite inside the
+  // engine's write transaction: exact across processes too). REQUIRES (compile time): KS's
+  // value_type is an integer type and KS is not a declared count. Errors: overflow_error (the sum
+  // does not fit the value type; names keyspace, key, value and delta), decode_error, key_error /
+  // limit_error for the key, and those of write(); nothing is written then.
+  template <class KS>
+  void add(const key_arg<KS>& key, std::int64_t delta, const write_options& opts = {}) {
+    static_assert(detail::check_add<Schema, KS>());
+    auto lk = lock_writer();
+    scratch_.clear();
+    scratch_adds_.clear();
+    scratch_adds_.emplace(
+        0, [&](std::string& b) { scratch_writer_.template encode_key<KS>(b, key); }, delta,
+        &detail::derived_writes<Schema>::template apply_add<KS>);
+    commit_locked(scratch_, &scratch_adds_, opts);
   }
 
-  // Applies a byte-level batch atomically (what batch::commit does).
+  // Applies a byte-level batch atomically (what batch::commit does). Declared counts of the
+  // records it writes are updated in the same atomic write (counters.hpp).
   // Errors: limit_error when b holds more operations or bytes than the backend's limits allow
   // per atomic write (names the keyspaces, the limit, the size and the maximum); nothing was
   // written. backend_error / limit_error from the engine; nothing was written.
   void write(const write_batch& b, const write_options& opts = {}) {
-    auto lk = lock_writer();
-    check_batch(b);
-    backend_.write(b, opts);
+    write_resolved(b, nullptr, opts);
   }
 
   // Erases every entry the scan covers (its prefix, bounds and limit), in bounded batches of
@@ -626,7 +758,9 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // Errors: backend_error; what was erased before the error stays erased.
   template <class KS, std::size_t K, scan_mode M>
   std::size_t erase_range(const scan_view<KS, store, K, M>& view, const write_options& opts = {}) {
-    if constexpr (backend_with_erase_range<Backend>) {
+    static_assert(detail::check_writable<KS>());
+    // A native range erase cannot update declared counts: such keyspaces are erased in batches.
+    if constexpr (backend_with_erase_range<Backend> && !detail::derived_writes<Schema>::template has_dependents<KS>) {
       auto lk = lock_writer();
       const key_range whole{view.range().lower, view.range().upper, false};
       std::size_t n = 0;
@@ -665,7 +799,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
           --left;
         }
         if (b.empty()) return erased;
-        backend_.write(b, opts);
+        commit_locked(b, nullptr, opts);  // with the chunk's count updates, when KS is counted
       }
       erased += b.size();
       if (reverse) {
@@ -680,6 +814,21 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   template <class KS, class... P>
   std::size_t erase_prefix(const P&... prefix) {
     return erase_range(this->template scan<KS>(prefix...));
+  }
+  // Erases every entry of each listed keyspace whose first fields equal prefix (everything of one
+  // xid, one destination): erase_prefix<KS>(prefix...) for each KS in the order listed, each in
+  // bounded atomic batches (erase_range). Not atomic as a whole: a crash midway leaves the
+  // keyspaces listed last (and a suffix of the one being erased) in place; a transaction's
+  // erase_prefix_all is atomic. Returns the total erased.
+  // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a valid
+  // prefix of its leading fields. Errors: as erase_range; what was erased before stays erased.
+  template <class... KS, class... P>
+  std::size_t erase_prefix_all(const P&... prefix) {
+    static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
+    static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
+    std::size_t n = 0;
+    ((n += erase_prefix<KS>(prefix...)), ...);
+    return n;
   }
 
  private:
@@ -702,7 +851,62 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       s->scratch_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
     }
     backend_limits limits() const { return s->backend_.limits(); }
+    template <class KS>
+    void encode_key(std::string& b, const key_arg<KS>& key) {
+      this->template encode_checked<KS>(b, key);
+    }
   };
+
+  // Writes ops and adds (see store_batch) atomically under the writer lock.
+  void write_resolved(const write_batch& ops, const detail::pending_adds* adds, const write_options& opts) {
+    auto lk = lock_writer();
+    commit_locked(ops, adds, opts);
+  }
+
+  // REQUIRES: the writer lock is held. Writes ops as is when nothing in it needs resolving;
+  // otherwise resolves ops and adds (derived_writes.hpp) against the current state and writes
+  // the result in one atomic write: on a backend_with_write_transaction inside one engine write
+  // transaction (read through it, committed through it, so no other process interleaves; run
+  // again when the engine reports a conflict), otherwise reading the latest committed state,
+  // which the writer lock keeps current. Errors: overflow_error, decode_error, limit_error,
+  // backend_error; nothing was written.
+  void commit_locked(const write_batch& ops, const detail::pending_adds* adds, const write_options& opts) {
+    using derived = detail::derived_writes<Schema>;
+    if (adds == nullptr && !derived::needs(ops)) {
+      check_batch(ops);
+      backend_.write(ops, opts);
+      return;
+    }
+    detail::pending_map writes;
+    write_batch out;
+    auto resolve = [&](detail::write_overlay::base_reader read, const void* ctx) {
+      writes.clear();
+      out.clear();
+      detail::write_overlay st(writes, read, ctx);
+      detail::resolve_batch<Schema>(st, ops, adds);
+      detail::overlay_to_batch(writes, out);
+      check_batch(out);
+    };
+    if constexpr (backend_with_write_transaction<Backend>) {
+      using txn = typename Backend::write_transaction_type;
+      for (int attempt = 0;; ++attempt) {
+        txn t = backend_.begin_write();
+        resolve([](const void* ctx, std::string_view k, std::string& v) { return static_cast<const txn*>(ctx)->get(k, v); },
+                &t);
+        try {
+          t.commit(out, opts);
+          return;
+        } catch (const conflict_error&) {
+          if (attempt == 16) throw;  // another process committed while the engine let go: resolve again
+        }
+      }
+    } else {
+      resolve([](const void* ctx, std::string_view k, std::string& v) {
+        return static_cast<const Backend*>(ctx)->get(k, v, nullptr);
+      }, &backend_);
+      backend_.write(out, opts);
+    }
+  }
 
   // Throws limit_error when b exceeds the backend's per-write limits, naming b's keyspaces.
   void check_batch(const write_batch& b) const {
@@ -786,6 +990,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   std::mutex writer_mu_;
   std::atomic<std::thread::id> writer_{};  // the thread holding an open transaction, if any
   write_batch scratch_;
+  detail::pending_adds scratch_adds_;
   one_op scratch_writer_{this};
 };
 

@@ -13,6 +13,12 @@
 #include <keyschema/write_batch.hpp>
 #include <keyschema/leveldb.hpp>
 #include <keyschema/lmdb.hpp>
+#if KEYSCHEMA_DUMP_WITH_ROCKSDB
+#include <keyschema/rocksdb.hpp>
+#endif
+#if KEYSCHEMA_DUMP_WITH_SQLITE
+#include <keyschema/sqlite.hpp>
+#endif
 
 #include <support/temp_dir.hpp>
 
@@ -338,12 +344,16 @@ void check_program(const std::string& path, const std::string& backend) {
   CHECK(kd::run(args, broken, broken_err) == 2);
   CHECK(broken_err.str().find("writing the listing failed") != std::string::npos);
 
-  const std::string other = backend == "leveldb" ? "lmdb" : "leveldb";
+  const std::string other = backend == "lmdb" ? "leveldb" : "lmdb";
   const run_result wrong = run_tool({"--backend", other, path});
   CHECK(wrong.status == 2);
   CHECK(wrong.out.empty());
   CHECK(wrong.err.find(path) != std::string::npos);
-  CHECK(wrong.err.find(backend == "lmdb" ? "holds an LMDB database" : "holds a LevelDB database") != std::string::npos);
+  const std::string holds = backend == "lmdb"      ? "holds an LMDB database"
+                            : backend == "leveldb" ? "holds a LevelDB database"
+                            : backend == "rocksdb" ? "holds a RocksDB database"
+                                                   : "holds a SQLite database";
+  CHECK(wrong.err.find(holds) != std::string::npos);
   CHECK(wrong.err.find("keyschema::probe_engines") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(std::filesystem::path(path) / (other == "lmdb" ? "data.mdb" : "LOG")));
 }
@@ -391,6 +401,51 @@ TEST_CASE("keyschema-dump lists an LMDB database", "[dump][lmdb]") {
   }
   check_program(path, "lmdb");
 }
+
+#if KEYSCHEMA_DUMP_WITH_ROCKSDB
+TEST_CASE("keyschema-dump lists a RocksDB database", "[dump][rocksdb]") {
+  ks::testing::temp_dir dir("dump-rocksdb");
+  const std::string path = dir / "db";
+  {
+    ks::store<broker, ks::rocksdb_backend> db(path);
+    populate(db);
+  }
+  {
+    ks::rocksdb_options o;
+    o.create_if_missing = false;
+    const ks::rocksdb_backend db(path, o);
+    check_listing(db);
+  }
+  check_program(path, "rocksdb");
+
+  SECTION("a database held by another handle is an open error naming the path") {
+    const ks::rocksdb_backend holder(path);
+    const run_result r = run_tool({path});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(path) != std::string::npos);
+    CHECK(r.err.find("rocksdb::DB::Open") != std::string::npos);
+  }
+}
+#endif
+
+#if KEYSCHEMA_DUMP_WITH_SQLITE
+TEST_CASE("keyschema-dump lists an SQLite database", "[dump][sqlite]") {
+  ks::testing::temp_dir dir("dump-sqlite");
+  const std::string path = dir / "db";
+  {
+    ks::store<broker, ks::sqlite_backend> db(path);
+    populate(db);
+  }
+  {
+    ks::sqlite_options o;
+    o.create_if_missing = false;
+    const ks::sqlite_backend db(path, o);
+    check_listing(db);
+  }
+  check_program(path, "sqlite");
+}
+#endif
 
 TEST_CASE("keyschema-dump renders every key and value, never throwing on bad bytes", "[dump]") {
   const kd::dump_options text;
@@ -610,7 +665,7 @@ TEST_CASE("keyschema-dump usage and open errors", "[dump][cli]") {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {},
              {"--frobnicate", dir.path().string()},
-             {"--backend", "rocksdb", dir.path().string()},
+             {"--backend", "berkeleydb", dir.path().string()},
              {"--limit", "-1", dir.path().string()},
              {"--limit"},
              {"--values", "pretty", dir.path().string()},

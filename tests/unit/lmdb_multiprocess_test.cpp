@@ -89,6 +89,31 @@ TEST_CASE("lmdb store: transactions of several processes lose no update", "[lmdb
   CHECK(db.get<counter>({"c"}).value_or(-1) == std::int64_t{processes} * increments);
 }
 
+TEST_CASE("lmdb store: adds in batches of several processes lose no update", "[lmdb][multiprocess][counters]") {
+  // A batch's add is resolved at commit inside LMDB's write transaction, which LMDB serializes
+  // across processes; resolving it under the store's (per-process) writer lock alone would let
+  // the other process commit between the read and the write.
+  temp_dir dir("lmdb-mp-add");
+  const auto path = dir.path() / "env";
+  { lmdb_store db(path); }
+
+  constexpr int processes = 2;
+  constexpr int batches = 1000;
+  const int ok = run_children(processes, [&](int p) {
+    lmdb_store db(path);
+    auto b = db.batch();
+    for (int i = 0; i < batches; ++i) {
+      b.add<counter>({"c"}, 1);
+      b.put<item>({static_cast<std::uint32_t>(p), 0}, "last");
+      b.commit({.sync = false});
+    }
+  });
+  REQUIRE(ok == processes);
+
+  lmdb_store db(path);
+  CHECK(db.get<counter>({"c"}).value_or(-1) == std::int64_t{processes} * batches);
+}
+
 TEST_CASE("lmdb store: puts and batches of several processes all land", "[lmdb][multiprocess]") {
   temp_dir dir("lmdb-mp-puts");
   const auto path = dir.path() / "env";

@@ -93,6 +93,30 @@ TEST_CASE("sqlite store: transactions of several processes lose no update", "[sq
   CHECK(db.get<counter>({"c"}).value_or(-1) == std::int64_t{processes} * increments);
 }
 
+TEST_CASE("sqlite store: adds in batches of several processes lose no update", "[sqlite][multiprocess][counters]") {
+  // Resolved at commit inside SQLite's write transaction (BEGIN IMMEDIATE), which SQLite
+  // serializes across processes.
+  temp_dir dir("sqlite-mp-add");
+  const auto path = dir.path() / "db";
+  { sqlite_store db(path, patient()); }
+
+  constexpr int processes = 2;
+  constexpr int batches = 250;
+  const int ok = run_children(processes, [&](int p) {
+    sqlite_store db(path, patient());
+    auto b = db.batch();
+    for (int i = 0; i < batches; ++i) {
+      b.add<counter>({"c"}, 1);
+      b.put<item>({static_cast<std::uint32_t>(p), 0}, "last");
+      b.commit({.sync = false});
+    }
+  });
+  REQUIRE(ok == processes);
+
+  sqlite_store db(path, patient());
+  CHECK(db.get<counter>({"c"}).value_or(-1) == std::int64_t{processes} * batches);
+}
+
 TEST_CASE("sqlite store: puts and batches of several processes all land", "[sqlite][multiprocess]") {
   temp_dir dir("sqlite-mp-puts");
   const auto path = dir.path() / "db";

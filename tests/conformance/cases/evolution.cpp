@@ -239,6 +239,37 @@ TEST_CASE("evolution: a renamed keyspace is refused as an added keyspace with ke
   d.close(db);
 }
 
+TEST_CASE("evolution: a count added to records that exist is refused", "[conformance][evolution]") {
+  using metadata_count = ks::keyspace<"metadata_count", ks::count_of<message_metadata, 1>, ks::lit<"METADATA_COUNT">,
+                                      ks::field<"destination", std::string>>;
+  using v1_counted = ks::schema<message_metadata, message_count, metadata_count>;
+  database d;
+  {
+    auto db = d.open<v1>();
+    db->put<message_count>({"q"}, 1);  // no metadata yet: the count may be added
+    d.close(db);
+  }
+  {
+    auto db = d.open<v1_counted>();
+    db->put<message_metadata>({"q", 1}, bin("m"));
+    CHECK(db->get<metadata_count>({"q"}) == std::optional<std::int64_t>(1));
+    d.close(db);
+  }
+  database e;
+  {
+    auto db = e.open<v1>();
+    db->put<message_metadata>({"q", 1}, bin("m"));
+    db->put<message_metadata>({"q", 2}, bin("m"));
+    e.close(db);
+  }
+  const std::string err = e.open_error<v1_counted>();
+  INFO(err);
+  CHECK_THAT(err, Catch::Contains("keyspace 'metadata_count' is a count") &&
+                      Catch::Contains("'message_metadata' it counts already holds 2 records"));
+  CHECK(one_short_line(err));
+  CHECK(e.record() == ks::layout<v1>::record());
+}
+
 TEST_CASE("evolution: a record in the format written before per-keyspace checks still opens", "[conformance][evolution]") {
   REQUIRE(ks::layout<v1>::record() == v1_record_text);  // the format did not change
   database d;

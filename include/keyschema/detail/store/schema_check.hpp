@@ -5,8 +5,10 @@
 //   - an unfinished ks::migrate (migration_key present): refused;
 //   - a keyspace whose part differs: refused, one line naming it and the difference;
 //   - a keyspace of the program the record lacks (added): accepted only when the database holds
-//     no key of it (counted by a scan of its range, stopped after key_count_cap keys); the record
-//     is then rewritten to this program's (unless the backend is read-only);
+//     no key of it (counted by a scan of its range, stopped after key_count_cap keys) and, for a
+//     declared count (count_of), no record of the keyspace it counts (the count would start at 0
+//     below them); the record is then rewritten to this program's (unless the backend is
+//     read-only);
 //   - a stored keyspace the program does not declare: refused, naming it.
 //
 // Thread-safety: stateless functions; the caller holds what makes get/cursor/write consistent.
@@ -17,6 +19,7 @@
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/schema/layout_compare.hpp>
 #include <keyschema/detail/schema/migration_record.hpp>
+#include <keyschema/detail/store/derived_writes.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/scan.hpp>
@@ -71,6 +74,25 @@ std::size_t count_keys_at(std::size_t index, Cursor&& cursor, std::size_t cap, E
     ((I == index ? (n = count_keys_of<K>(cursor, cap, exclude), 0) : 0), ...);
   }(static_cast<typename Schema::keyspaces*>(nullptr), std::make_index_sequence<std::tuple_size_v<typename Schema::keyspaces>>{});
   return n;
+}
+
+// For a declared count (count_of) at `index` of Schema: the name of the keyspace it counts and
+// how many records that holds (up to cap); {"", 0} for any other keyspace.
+template <class Schema, class Cursor>
+std::pair<std::string, std::size_t> counted_records_at(std::size_t index, Cursor&& cursor, std::size_t cap) {
+  std::pair<std::string, std::size_t> out;
+  [&]<class... K, std::size_t... I>(std::tuple<K...>*, std::index_sequence<I...>) {
+    (
+        [&] {
+          if constexpr (is_count_keyspace<K>) {
+            if (I != index) return;
+            using R = typename K::value_marker::counted_keyspace;
+            out = {std::string(R::name), count_keys_of<R>(cursor, cap, [](std::string_view) { return false; })};
+          }
+        }(),
+        ...);
+  }(static_cast<typename Schema::keyspaces*>(nullptr), std::make_index_sequence<std::tuple_size_v<typename Schema::keyspaces>>{});
+  return out;
 }
 
 inline std::string count_text(std::size_t n, std::size_t cap) {
@@ -135,6 +157,15 @@ void check_schema_record(const std::string& where, bool adopting, bool read_only
     throw schema_error(other + ": keyspace " + cmp.changed.front() + more + remedy);
   }
   for (std::size_t i : cmp.added) {
+    // A count added to records that exist would start at 0 and never equal them.
+    const auto [counted, records] = counted_records_at<Schema>(i, cursor, key_count_cap);
+    if (records != 0) {
+      throw schema_error(where + ": keyspace '" + std::string(layout_part_name(parts[i])) +
+                         "' is a count (count_of) new in this program, but the keyspace '" + counted +
+                         "' it counts already holds " + count_text(records, key_count_cap) +
+                         " records, which it would not count; add the count together with its keyspace, or "
+                         "rebuild the database with ks::migrate");
+    }
     const std::size_t n = count_keys_at<Schema>(i, cursor, key_count_cap, [](std::string_view) { return false; });
     if (n == 0) continue;
     const std::string_view body = part_body(parts[i]);

@@ -1,0 +1,387 @@
+// keyschema/detail/store/derived_writes.hpp: resolving adds and maintaining declared counts.
+//
+// Some writes depend on the state they are applied to: an add (counters.hpp) writes the stored
+// value plus a delta; a put or erase of a record of a counted keyspace changes its count only
+// when it creates or removes the record. They are resolved here, in one place, against a
+// write_overlay: the writes decided so far (a pending_map, key -> value or erasure) laid over a
+// base state read through a function (the engine's write transaction, or the latest committed
+// state while the store's writer lock is held, or a transaction's snapshot).
+//   - A store_transaction resolves each write as it is made, over its own pending writes.
+//   - A store_batch records its adds (pending_adds) beside its byte-level write_batch; at commit
+//     the store replays the batch's operations in order into a write_overlay (resolve_batch) and
+//     writes what the overlay holds: one operation per key, its last state, in one atomic write
+//     (the backend applies a batch atomically, so the order of distinct keys does not matter).
+// Backends see ordinary write_batches: they know nothing of adds or counts.
+//
+// Thread-safety: the functions are stateless; a write_overlay or pending_adds belongs to one
+// thread. Callers hold the store's writer lock while resolving.
+#pragma once
+
+#include <keyschema/counters.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/overlay_cursor.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/fixed_string.hpp>
+#include <keyschema/schema.hpp>
+#include <keyschema/value_codec.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace detail {
+
+// --- what a keyspace is ---------------------------------------------------------------------------
+
+template <class Marker>
+struct count_marker : std::false_type {};
+template <class Counted, std::size_t N>
+struct count_marker<count_of<Counted, N>> : std::true_type {};
+
+// KS is a declared count (its value is count_of<...>).
+template <class KS>
+inline constexpr bool is_count_keyspace = count_marker<typename KS::value_marker>::value;
+
+// C is a count of R.
+template <class C, class R>
+constexpr bool counts() {
+  if constexpr (is_count_keyspace<C>)
+    return std::is_same_v<typename C::value_marker::counted_keyspace, R>;
+  else
+    return false;
+}
+
+// KS's value can be added to: an integer type other than bool.
+template <class V>
+inline constexpr bool addable_value = std::integral<V> && !std::same_as<V, bool> && value_encodable<V>;
+
+// --- the overlay ------------------------------------------------------------------------------------
+
+// The writes decided so far over a base state. The pending_map is the caller's (a transaction's
+// pending writes, or a batch's resolution); the base is read through read(ctx, key, out).
+class write_overlay {
+ public:
+  using base_reader = bool (*)(const void* ctx, std::string_view key, std::string& out);
+
+  write_overlay(pending_map& writes, base_reader read, const void* ctx) noexcept
+      : writes_(&writes), read_(read), ctx_(ctx) {}
+
+  // The value of key as the writes so far leave it; false when it does not exist.
+  bool get(std::string_view key, std::string& out) const {
+    if (auto it = writes_->find(key); it != writes_->end()) {
+      if (!it->second) return false;
+      out.assign(*it->second);
+      return true;
+    }
+    return read_(ctx_, key, out);
+  }
+  void put(std::string_view key, std::string_view value) {
+    auto it = writes_->find(key);
+    if (it == writes_->end())
+      writes_->emplace(std::string(key), std::optional<std::string>(std::in_place, value));
+    else
+      it->second.emplace(value);
+  }
+  void erase(std::string_view key) {
+    auto it = writes_->find(key);
+    if (it == writes_->end())
+      writes_->emplace(std::string(key), std::nullopt);
+    else
+      it->second.reset();
+  }
+  pending_map& writes() noexcept { return *writes_; }
+
+ private:
+  pending_map* writes_;
+  base_reader read_;
+  const void* ctx_;
+};
+
+// A write_batch holding the overlay's writes, one per key.
+inline void overlay_to_batch(const pending_map& writes, write_batch& out) {
+  for (const auto& [k, v] : writes) {
+    if (v)
+      out.put(k, *v);
+    else
+      out.erase(k);
+  }
+}
+
+// --- the adds of a batch ----------------------------------------------------------------------------
+
+// The adds recorded by a store_batch: key, delta, where among the batch's operations (before the
+// operation at `position`) and how to apply it (typed by keyspace).
+class pending_adds {
+ public:
+  using apply_fn = void (*)(write_overlay&, std::string_view key, std::int64_t delta);
+  struct add_op {
+    std::size_t position;
+    std::string_view key;
+    std::int64_t delta;
+    apply_fn apply;
+  };
+
+  // Appends an add whose key write_key(buf) appends to a buffer. If it throws, nothing is added.
+  template <class KeyWriter>
+  void emplace(std::size_t position, KeyWriter&& write_key, std::int64_t delta, apply_fn apply) {
+    const std::size_t mark = keys_.size();
+    try {
+      write_key(keys_);
+      adds_.push_back(rec{position, mark, keys_.size() - mark, delta, apply});
+    } catch (...) {
+      keys_.resize(mark);
+      throw;
+    }
+  }
+  std::size_t size() const noexcept { return adds_.size(); }
+  bool empty() const noexcept { return adds_.empty(); }
+  void clear() noexcept {
+    keys_.clear();
+    adds_.clear();
+  }
+  // REQUIRES: i < size().
+  add_op operator[](std::size_t i) const noexcept {
+    const rec& r = adds_[i];
+    return add_op{r.position, std::string_view(keys_).substr(r.offset, r.len), r.delta, r.apply};
+  }
+
+ private:
+  struct rec {
+    std::size_t position;
+    std::size_t offset;
+    std::size_t len;
+    std::int64_t delta;
+    apply_fn apply;
+  };
+  std::string keys_;
+  std::vector<rec> adds_;
+};
+
+// --- the schema's derived writes --------------------------------------------------------------------
+
+template <class Schema>
+struct derived_writes;
+
+template <class... K>
+struct derived_writes<schema<K...>> {
+  // R is counted by some keyspace of the schema.
+  template <class R>
+  static constexpr bool has_dependents = (counts<K, R>() || ...);
+  // Some keyspace of the schema is maintained by the store.
+  static constexpr bool any = (is_count_keyspace<K> || ...);
+
+  // Whether writing b needs resolving: some operation writes a keyspace with dependents.
+  static bool needs(const write_batch& b) {
+    if constexpr (!any) {
+      (void)b;
+      return false;
+    } else {
+      for (const write_batch::op o : b) {
+        if ((has_dependent_key<K>(o.key) || ...)) return true;
+      }
+      return false;
+    }
+  }
+
+  // Puts key -> value in st, first updating what depends on it.
+  static void put(write_overlay& st, std::string_view key, std::string_view value) {
+    if constexpr (any) (void)(on_write<K>(st, key, &value) || ...);
+    st.put(key, value);
+  }
+  // Erases key in st, first updating what depends on it.
+  static void erase(write_overlay& st, std::string_view key) {
+    if constexpr (any) (void)(on_write<K>(st, key, nullptr) || ...);
+    st.erase(key);
+  }
+
+  // Adds delta to the value of key (keyspace KS) in st. Errors: overflow_error, decode_error;
+  // st is unchanged then.
+  template <class KS>
+  static void add(write_overlay& st, std::string_view key, std::int64_t delta) {
+    using V = typename KS::value_type;
+    V base = 0;
+    std::string cur;
+    if (st.get(key, cur)) base = decode_value<KS>(key, cur);
+    V sum{};
+    if (__builtin_add_overflow(base, delta, &sum)) {
+      throw overflow_error("keyschema::add: keyspace '" + std::string(KS::name) + "', key " + describe_key(key) +
+                           ": the stored value " + std::to_string(base) + " plus " + std::to_string(delta) +
+                           " does not fit the value type [" + std::to_string(std::numeric_limits<V>::min()) + ", " +
+                           std::to_string(std::numeric_limits<V>::max()) + "]; nothing was written");
+    }
+    std::string enc;
+    value_traits<V>::encode(enc, sum);
+    put(st, key, enc);
+  }
+
+  // The apply function a batch records for an add to KS.
+  template <class KS>
+  static void apply_add(write_overlay& st, std::string_view key, std::int64_t delta) {
+    add<KS>(st, key, delta);
+  }
+
+ private:
+  template <class R>
+  static bool has_dependent_key(std::string_view key) {
+    if constexpr (has_dependents<R>)
+      return key_codec<R>::matches(key);
+    else
+      return false;
+  }
+
+  // When key is R's and R has dependents: updates them for a write of new_value (nullptr: an
+  // erase) and returns true.
+  template <class R>
+  static bool on_write(write_overlay& st, std::string_view key, const std::string_view* new_value) {
+    if constexpr (!has_dependents<R>) {
+      return false;
+    } else {
+      typename R::key_type k;
+      if (!key_codec<R>::decode(key, k)) return false;
+      std::string old;
+      const bool existed = st.get(key, old);
+      const bool exists = new_value != nullptr;
+      if (existed != exists) ((counts<K, R>() ? bump<K>(st, k, exists ? 1 : -1) : void()), ...);
+      return true;
+    }
+  }
+
+  // Adds d to the count C of the group of record key rk. A count reaching 0 is erased.
+  template <class C, class RK>
+  static void bump(write_overlay& st, const RK& rk, std::int64_t d) {
+    if constexpr (is_count_keyspace<C>) {
+      std::string ck;
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        key_codec<C>::encode_prefix(ck, std::get<I>(rk)...);
+      }(std::make_index_sequence<C::value_marker::group_fields>{});
+      std::int64_t n = 0;
+      std::string cur;
+      if (st.get(ck, cur)) n = decode_value<C>(ck, cur);
+      if (__builtin_add_overflow(n, d, &n))
+        throw overflow_error("keyschema: count keyspace '" + std::string(C::name) + "', key " + describe_key(ck) +
+                             ": the count overflows std::int64_t; nothing was written");
+      if (n == 0) {
+        st.erase(ck);
+      } else {
+        std::string enc;
+        value_traits<std::int64_t>::encode(enc, n);
+        st.put(ck, enc);
+      }
+    }
+  }
+};
+
+// Replays a batch's operations and adds, in order, into st (see the top of this file).
+// Errors: those of derived_writes::add (overflow_error, decode_error) and of reading the base.
+template <class Schema>
+void resolve_batch(write_overlay& st, const write_batch& ops, const pending_adds* adds) {
+  std::size_t a = 0;
+  const std::size_t na = adds ? adds->size() : 0;
+  for (std::size_t i = 0;; ++i) {
+    for (; a < na && (*adds)[a].position == i; ++a) {
+      const pending_adds::add_op op = (*adds)[a];
+      op.apply(st, op.key, op.delta);
+    }
+    if (i == ops.size()) break;
+    const write_batch::op o = ops[i];
+    if (o.kind == write_batch::op_kind::put)
+      derived_writes<Schema>::put(st, o.key, o.value);
+    else
+      derived_writes<Schema>::erase(st, o.key);
+  }
+}
+
+// --- schema checks of declared counts -----------------------------------------------------------
+
+}  // namespace detail
+
+namespace diagnostic {
+
+template <fixed_string Count, fixed_string Counted>
+struct count_of_foreign_keyspace {
+  static_assert(always_false<Count.size()>,
+                "keyschema::count_of: the keyspace a count counts is not part of the schema (see Count and "
+                "Counted in this instantiation); add it to the keyschema::schema<...>");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Count, fixed_string Counted, std::size_t GroupFields>
+struct count_of_field_count {
+  static_assert(always_false<GroupFields>,
+                "keyschema::count_of: a count keyspace must have exactly N fields, the first N fields of the "
+                "counted keyspace (see Count, Counted and GroupFields in this instantiation); give it those "
+                "fields, or change N");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Count, fixed_string Counted, std::size_t Field>
+struct count_of_field_mismatch {
+  static_assert(always_false<Field>,
+                "keyschema::count_of: a field of the count keyspace differs from the counted keyspace's field at "
+                "the same position (name or type; see Count, Counted and Field, 0-based, in this instantiation); "
+                "declare the count's fields as the counted keyspace's first N fields");
+  static constexpr bool value = false;
+};
+
+}  // namespace diagnostic
+
+namespace detail {
+
+// The first field position where C's fields differ from R's first N fields (N if none).
+template <class C, class R, std::size_t N>
+constexpr std::size_t first_count_field_mismatch() {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    std::size_t pos = N;
+    (
+        [&] {
+          using F = typename C::template field_at<I>;
+          using G = typename R::template field_at<I>;
+          if (pos == N && !(F::name == G::name && std::is_same_v<typename F::type, typename G::type>)) pos = I;
+        }(),
+        ...);
+    return pos;
+  }(std::make_index_sequence<N>{});
+}
+
+template <class Schema, class C>
+constexpr bool check_count_keyspace() {
+  if constexpr (!is_count_keyspace<C>) {
+    return true;
+  } else {
+    using R = typename C::value_marker::counted_keyspace;
+    constexpr std::size_t n = C::value_marker::group_fields;
+    if constexpr (!is_keyspace<R>::value || !Schema::template contains<R>) {
+      return diagnostic::count_of_foreign_keyspace<C::name_string, C::name_string>::value;
+    } else if constexpr (n > R::field_count || C::field_count != n) {
+      return diagnostic::count_of_field_count<C::name_string, R::name_string, n>::value;
+    } else if constexpr (first_count_field_mismatch<C, R, n>() != n) {
+      return diagnostic::count_of_field_mismatch<C::name_string, R::name_string,
+                                                 first_count_field_mismatch<C, R, n>()>::value;
+    } else {
+      return true;
+    }
+  }
+}
+
+// The checks of the schema's derived keyspaces (declared counts); each failure instantiates a
+// diagnostic naming the keyspaces. Called by keyschema::store.
+template <class Schema>
+struct derived_checks;
+template <class... K>
+struct derived_checks<schema<K...>> {
+  static constexpr bool value = (check_count_keyspace<schema<K...>, K>() && ...);
+};
+
+}  // namespace detail
+KEYSCHEMA_END_NAMESPACE
