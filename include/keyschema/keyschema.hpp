@@ -25,6 +25,7 @@
 #include <keyschema/indexes.hpp>         // index_of, record_key, get_record, sweep: secondary indexes
 #include <keyschema/key_arg.hpp>         // key_arg<KS>: a key given as its fields' values
 #include <keyschema/memory_backend.hpp>  // the in-memory reference backend
+#include <keyschema/migrate.hpp>         // migrate: rewriting a database to a new schema
 #include <keyschema/prepared.hpp>        // prepared transactions (two-phase commit, XA)
 #include <keyschema/scan.hpp>            // scan_view: typed ordered scans
 #include <keyschema/schema.hpp>          // keyspace, lit, field, schema, valid_schema

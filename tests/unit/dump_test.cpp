@@ -3,6 +3,7 @@
 // plus a few raw keys that are not tuples.
 #include <cli.hpp>  // tools/keyschema-dump (keyschema::dump_support)
 
+#include <keyschema/detail/schema/migration_record.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/memory_backend.hpp>
 #include <keyschema/schema.hpp>
@@ -471,6 +472,21 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
     CHECK(j == R"({"schema":{"hex":"6e6f6e73656e7365"}})");
     CHECK(kd::format_entry(ks::schema_key, "0123456789abcdef\nlay\tout\\", text) ==
           R"(# schema 0123456789abcdef lay\x09out\\)");
+  }
+  SECTION("the progress record of an unfinished ks::migrate is one line") {
+    ks::detail::migration_progress m;
+    m.from_fingerprint = "0123456789abcdef";
+    m.to_fingerprint = "fedcba9876543210";
+    m.keyspace = "message_metadata";
+    m.last_key = std::string("\x02q\x00", 3);
+    m.entries = 16;
+    const std::string rec = ks::detail::format_migration_progress(m);
+    CHECK(kd::format_entry(ks::migration_key, rec, text) ==
+          R"(# migration keyschema-migration/1\n0123456789abcdef\nfedcba9876543210\n0\nmessage_metadata\n027100\n16)");
+    const std::string j = kd::format_entry(ks::migration_key, rec, json);
+    CHECK(valid_json(j));
+    CHECK(j.rfind(R"({"migration":"keyschema-migration/1\n)", 0) == 0);
+    CHECK(kd::format_entry(ks::migration_key, "\xff", text) == "# migration x\"ff\"");
   }
   SECTION("a user type code after valid elements is flagged, with its offset") {
     const std::string k = ks::tuple::pack(1) + "Hello";
