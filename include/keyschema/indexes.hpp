@@ -34,8 +34,19 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/store_access.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/write_batch.hpp>
 
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -47,5 +58,112 @@ struct index_of {
   using indexed_keyspace = Record;
   using derive = Derive;
 };
+
+namespace detail {
+
+template <class Marker>
+struct index_marker : std::false_type {};
+template <class Record, class Derive>
+struct index_marker<index_of<Record, Derive>> : std::true_type {};
+
+// KS is a secondary index (its value is index_of<...>).
+template <class KS>
+inline constexpr bool is_index_keyspace = index_marker<typename KS::value_marker>::value;
+
+// The position of the field named `name` with type T among KS's fields; KS::field_count if none.
+template <class KS, class T>
+constexpr std::size_t field_position(std::string_view name) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    std::size_t pos = KS::field_count;
+    ((pos == KS::field_count && KS::template field_at<I>::name == name &&
+              std::is_same_v<typename KS::template field_at<I>::type, T>
+          ? (void)(pos = I)
+          : void()),
+     ...);
+    return pos;
+  }(std::make_index_sequence<KS::field_count>{});
+}
+
+// Every field of Record's key is a field of Index's key (same name, same type).
+template <class Index, class Record>
+constexpr bool index_holds_record_key() {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return ((field_position<Index, typename Record::template field_at<I>::type>(Record::template field_at<I>::name) !=
+             Index::field_count) &&
+            ...);
+  }(std::make_index_sequence<Record::field_count>{});
+}
+
+template <class Index>
+using indexed_t = typename Index::value_marker::indexed_keyspace;
+
+}  // namespace detail
+
+// The key of the record an entry of Index points to, taken from the index key's fields of the
+// same names. REQUIRES (compile time): Index is an index_of keyspace whose key holds every field
+// of the record's key (same name and type). Errors: none (copies fields).
+template <class Index>
+typename detail::indexed_t<Index>::key_type record_key(const typename Index::key_type& index_key) {
+  using R = detail::indexed_t<Index>;
+  static_assert(detail::index_holds_record_key<Index, R>(),
+                "keyschema::record_key: the index key lacks a field of the record's key (matched by name and type); "
+                "add the record's key fields to the index keyspace");
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return typename R::key_type(
+        std::get<detail::field_position<Index, typename R::template field_at<I>::type>(R::template field_at<I>::name)>(
+            index_key)...);
+  }(std::make_index_sequence<R::field_count>{});
+}
+
+// The record an entry of Index points to, read from src (a store, snapshot or transaction):
+// src.get<Record>(record_key<Index>(index_key)). Errors: those of get.
+template <class Index, class Source>
+auto get_record(const Source& src, const typename Index::key_type& index_key) {
+  return src.template get<detail::indexed_t<Index>>(record_key<Index>(index_key));
+}
+
+// Erases the records of Index whose index entry's first field is before now, with their index
+// entries and declared counts, in transactions of at most batch_size records each (atomic each;
+// the whole is not: a crash midway leaves the later ones for the next sweep). Calls
+// callback(record key, record value) for each record inside its transaction, before it commits
+// (a callback that throws rolls that batch back and the exception propagates; earlier batches
+// stay committed). Reads only the due entries of the index and their records. Each batch holds
+// the store's writer lock while it runs. Returns the number of records erased.
+// now: a value of (or losslessly convertible to) the index's first field's type, as any scan
+// bound: a std::chrono time point of a coarser or equal unit and the same clock.
+// An index entry whose record is missing (not produced by the store) is erased too, not counted.
+// REQUIRES: batch_size > 0 (else keyschema::error); no transaction of this thread is open.
+// Errors: those of transactions (backend_error, limit_error, conflict_error, decode_error) and
+// what callback throws.
+template <class Index, class Store, class Now, class Callback>
+std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& callback,
+                  const write_options& opts = {}) {
+  using R = detail::indexed_t<Index>;
+  static_assert(detail::is_index_keyspace<Index>,
+                "keyschema::sweep: the keyspace is not an index; declare it with keyschema::index_of<Record, Derive>");
+  if (batch_size == 0) throw error("keyschema::sweep: batch_size is 0; pass the number of records per batch (> 0)");
+  std::size_t erased = 0;
+  std::vector<typename Index::key_type> due;
+  for (;;) {
+    auto tx = db.transaction();
+    due.clear();
+    for (const auto& e : tx.template scan<Index>().to(now).limit(batch_size)) due.push_back(e.key);
+    if (due.empty()) return erased;  // tx rolls back: nothing written
+    for (const auto& ik : due) {
+      const typename R::key_type rk = record_key<Index>(ik);
+      if (std::optional<typename R::value_type> v = tx.template get<R>(rk)) {
+        callback(std::as_const(rk), std::as_const(*v));
+        tx.template erase<R>(rk);  // erases its index entries (and updates counts) with it
+        ++erased;
+      }
+      // The entry itself, also when its record is missing or it was derived otherwise before: each
+      // round makes progress.
+      detail::store_access::emplace_op(
+          tx, write_batch::op_kind::erase, [&](std::string& b) { detail::key_codec<Index>::encode(b, ik); },
+          [](std::string&) {});
+    }
+    tx.commit(opts);
+  }
+}
 
 KEYSCHEMA_END_NAMESPACE

@@ -10,6 +10,7 @@
 //   record  ("R", queue, id)  -> body (bytes, content and length derived from queue and id)
 //   index   ("I", id, queue)  -> ()   one per record
 //   counter ("C", queue)      -> i64  number of records of the queue, updated in the same commit
+//   declared_count ("D", queue) -> i64 the same number, a count_of<record, 1> the store maintains
 //   log     ("L", seq)        -> (queue, first id, inserted, erased ids, counter after)
 // Commit seq inserts records seq*64 .. seq*64+inserted-1 of one queue and erases some older ones.
 // Commits alternate between batch and transaction and between {.sync = true} and {.sync = false}
@@ -25,7 +26,7 @@
 //     every acknowledged commit is present;
 //   - replaying the log gives exactly the records present (none partly applied, no lost or
 //     extra record), each body intact, the index is a bijection with the records, every counter
-//     equals its queue's record count, and each log entry's "counter after" matches the replay;
+//     and declared count equals its queue's record count, and each log entry's "counter after" matches the replay;
 //   - the next writer makes progress: at the end a writer runs to completion for 50 commits,
 //     all verified, and the run fails if 50 kills in a row saw no new commit.
 // Every --reset-every kills the database is deleted and started again (so LMDB's map starts small
@@ -82,7 +83,9 @@ using counter = ks::keyspace<"counter", std::int64_t, ks::lit<"C">, ks::field<"q
 // (queue, first inserted id, inserted count, erased ids as 8-byte big-endian each, counter after)
 using log_value = std::tuple<std::string, std::uint64_t, std::uint64_t, ks::bytes, std::int64_t>;
 using log_entry = ks::keyspace<"log", log_value, ks::lit<"L">, ks::field<"seq", std::uint64_t>>;
-using crash_schema = ks::schema<record, index_entry, counter, log_entry>;
+// The same count, declared: maintained by the store in the same atomic write as the records.
+using declared_count = ks::keyspace<"declared_count", ks::count_of<record, 1>, ks::lit<"D">, ks::field<"queue", std::string>>;
+using crash_schema = ks::schema<record, index_entry, counter, log_entry, declared_count>;
 
 // Queue names include an empty one, a NUL and non-ASCII text.
 const std::vector<std::string> queues = {"orders", "", std::string("a\0b", 3), "\xc3\xa9t\xc3\xa9"};
@@ -362,6 +365,11 @@ check_result check_store(Store& db, model& m, std::uint64_t acked) {
     const auto want = static_cast<std::int64_t>(m.records[q].size());
     if (c.value_or(0) != want)
       die("counter of queue '" + q + "' is " + (c ? std::to_string(*c) : "absent") + ", it holds " + std::to_string(want));
+    // The declared count (count_of): equal too, and erased rather than 0.
+    const auto d = db.template get<declared_count>({q});
+    if (d.value_or(0) != want || (d && *d == 0))
+      die("declared count of queue '" + q + "' is " + (d ? std::to_string(*d) : "absent") + ", it holds " +
+          std::to_string(want));
   }
   return {n, total};
 }

@@ -3,6 +3,7 @@
 // plus a few raw keys that are not tuples.
 #include <cli.hpp>  // tools/keyschema-dump (keyschema::dump_support)
 
+#include <keyschema/detail/schema/migration_record.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/memory_backend.hpp>
 #include <keyschema/schema.hpp>
@@ -472,6 +473,21 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
     CHECK(kd::format_entry(ks::schema_key, "0123456789abcdef\nlay\tout\\", text) ==
           R"(# schema 0123456789abcdef lay\x09out\\)");
   }
+  SECTION("the progress record of an unfinished ks::migrate is one line") {
+    ks::detail::migration_progress m;
+    m.from_fingerprint = "0123456789abcdef";
+    m.to_fingerprint = "fedcba9876543210";
+    m.keyspace = "message_metadata";
+    m.last_key = std::string("\x02q\x00", 3);
+    m.entries = 16;
+    const std::string rec = ks::detail::format_migration_progress(m);
+    CHECK(kd::format_entry(ks::migration_key, rec, text) ==
+          R"(# migration keyschema-migration/1\n0123456789abcdef\nfedcba9876543210\n0\nmessage_metadata\n027100\n16)");
+    const std::string j = kd::format_entry(ks::migration_key, rec, json);
+    CHECK(valid_json(j));
+    CHECK(j.rfind(R"({"migration":"keyschema-migration/1\n)", 0) == 0);
+    CHECK(kd::format_entry(ks::migration_key, "\xff", text) == "# migration x\"ff\"");
+  }
   SECTION("a user type code after valid elements is flagged, with its offset") {
     const std::string k = ks::tuple::pack(1) + "Hello";
     CHECK(kd::format_entry(k, "", text) == R"(!b"\x15\x01Hello"  =  x"")");
@@ -501,6 +517,22 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
       flagged += invalid ? 1 : 0;
     }
     CHECK(flagged > 100);
+  }
+  SECTION("prepared-transaction records are shown as prepared lines") {
+    ks::write_batch ops;
+    ops.put(ks::tuple::pack(1), "v");
+    ops.erase(ks::tuple::pack(2));
+    const std::string xid("x\0y", 3);
+    const std::string k = ks::detail::prepared_key(xid);
+    const std::string rec = ks::detail::encode_prepared(ops);
+    CHECK(kd::format_entry(k, rec, text) == R"(# prepared b"x\x00y" 2 writes)");
+    CHECK(kd::format_entry(k, rec, json) == R"({"prepared":{"xid":{"hex":"780079"},"writes":2}})");
+    const std::string bad = kd::format_entry(k, rec.substr(0, rec.size() - 1), text);
+    CHECK(bad.rfind(R"(# prepared b"x\x00y" (damaged record) )", 0) == 0);
+    CHECK(bad.find("checksum") != std::string::npos);
+    const std::string j = kd::format_entry(k, "junk", json);
+    CHECK(j.rfind(R"({"prepared":{"xid":{"hex":"780079"},"error":")", 0) == 0);
+    CHECK(valid_json(j));
   }
   SECTION("other keys starting with 0xff are flagged") {
     const std::string k = "\xff" "other";

@@ -128,6 +128,7 @@ inline constexpr std::string_view usage_text =
     "Text lines:  (\"DESTINATION\", \"queue-1\", 42)  =  x\"0a0b\"   a key and a hex value\n"
     "             !b\"legacy.key\"  =  (7,)                        a key that is not a tuple\n"
     "             # schema <fingerprint> <layout>                the store's schema record\n"
+    "             # migration <progress>                         an unfinished ks::migrate\n"
     "Exit status: 0 done, 1 usage error, 2 the database could not be opened or read.\n"
     "LevelDB and RocksDB allow one process at a time: a database held by a running program\n"
     "cannot be listed (dump a copy of the directory). LMDB (opened read-only) and SQLite may\n"

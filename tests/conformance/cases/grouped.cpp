@@ -313,3 +313,32 @@ TEST_CASE("erase_prefix_all in a transaction is atomic with it", "[conformance][
 }
 
 }  // namespace keyschema::conformance::grouped
+
+namespace keyschema::conformance::grouped {
+
+TEST_CASE("compact_prefix keeps every entry, and compacts where the backend can", "[conformance][erase]") {
+  test_fixture fx;
+  auto& db = fx.db();
+  {
+    auto b = db.batch();
+    for (const std::string& d : {std::string("q"), std::string("q\0", 2), std::string("q1")}) {
+      for (std::uint64_t i = 0; i < 300; ++i) b.put<message_metadata>({d, i}, bin("m"));
+      b.put<message_expiration>({d, 1}, 5);
+    }
+    b.commit();
+  }
+  // Drain "q" from its head but its last message.
+  for (std::uint64_t i = 0; i < 299; ++i) db.erase<message_metadata>({"q", i});
+  CHECK(db.compact_prefix<message_metadata>(std::string("q")) ==
+        ks::backend_with_compact_range<test_fixture::backend_type>);
+  const std::vector<entry<message_metadata>> head = entries(db.scan<message_metadata>(std::string("q")).limit(1));
+  REQUIRE(head.size() == 1);
+  CHECK(head[0].get<"message_id">() == 299);
+  CHECK(count(db.scan<message_metadata>(std::string("q\0", 2))) == 300);
+  CHECK(count(db.scan<message_metadata>(std::string("q1"))) == 300);
+  CHECK(count(db.scan<message_expiration>()) == 3);
+  CHECK(db.compact_prefix<message_metadata>() == ks::backend_with_compact_range<test_fixture::backend_type>);
+  CHECK(count(db.scan<message_metadata>()) == 601);
+}
+
+}  // namespace keyschema::conformance::grouped

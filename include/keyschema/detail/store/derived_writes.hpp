@@ -18,6 +18,7 @@
 #pragma once
 
 #include <keyschema/counters.hpp>
+#include <keyschema/indexes.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
@@ -61,6 +62,19 @@ constexpr bool counts() {
   else
     return false;
 }
+
+// I is an index of R.
+template <class I, class R>
+constexpr bool indexes() {
+  if constexpr (is_index_keyspace<I>)
+    return std::is_same_v<typename I::value_marker::indexed_keyspace, R>;
+  else
+    return false;
+}
+
+// KS is maintained by the store (a declared count or an index): not written directly.
+template <class KS>
+inline constexpr bool is_maintained_keyspace = is_count_keyspace<KS> || is_index_keyspace<KS>;
 
 // KS's value can be added to: an integer type other than bool.
 template <class V>
@@ -177,9 +191,9 @@ template <class... K>
 struct derived_writes<schema<K...>> {
   // R is counted by some keyspace of the schema.
   template <class R>
-  static constexpr bool has_dependents = (counts<K, R>() || ...);
+  static constexpr bool has_dependents = (counts<K, R>() || ...) || (indexes<K, R>() || ...);
   // Some keyspace of the schema is maintained by the store.
-  static constexpr bool any = (is_count_keyspace<K> || ...);
+  static constexpr bool any = (is_maintained_keyspace<K> || ...);
 
   // Whether writing b needs resolving: some operation writes a keyspace with dependents.
   static bool needs(const write_batch& b) {
@@ -253,7 +267,38 @@ struct derived_writes<schema<K...>> {
       const bool existed = st.get(key, old);
       const bool exists = new_value != nullptr;
       if (existed != exists) ((counts<K, R>() ? bump<K>(st, k, exists ? 1 : -1) : void()), ...);
+      if constexpr ((indexes<K, R>() || ...)) {
+        std::optional<typename R::value_type> ov, nv;
+        if (existed) ov.emplace(decode_value<R>(key, old));
+        if (exists) nv.emplace(decode_value<R>(key, *new_value));
+        (reindex<K, R>(st, k, ov, nv), ...);
+      }
       return true;
+    }
+  }
+
+  // Replaces the entry of index I for record key rk: the one derived from ov (the old value, if
+  // any) by the one derived from nv (the new value, if any).
+  template <class I, class R>
+  static void reindex(write_overlay& st, const typename R::key_type& rk, const std::optional<typename R::value_type>& ov,
+                      const std::optional<typename R::value_type>& nv) {
+    if constexpr (indexes<I, R>()) {
+      using IK = typename I::key_type;
+      const typename I::value_marker::derive derive{};
+      std::optional<IK> oi, ni;
+      if (ov) oi = derive(rk, *ov);
+      if (nv) ni = derive(rk, *nv);
+      if (oi == ni) return;
+      std::string ik;
+      if (oi) {
+        key_codec<I>::encode(ik, *oi);
+        st.erase(ik);
+      }
+      if (ni) {
+        ik.clear();
+        key_codec<I>::encode(ik, *ni);
+        st.put(ik, std::string_view());  // an index entry's value, std::tuple<>, encodes to nothing
+      }
     }
   }
 
@@ -334,9 +379,48 @@ struct count_of_field_mismatch {
   static constexpr bool value = false;
 };
 
+template <fixed_string Index, fixed_string Record>
+struct index_of_cannot_derive {
+  static_assert(always_false<Index.size()>,
+                "keyschema::index_of: Derive cannot derive the index key (see Index and Record in this "
+                "instantiation): it must be default-constructible and callable as derive(const Record::key_type&, "
+                "const Record::value_type&) returning std::optional<Index::key_type>; fix its signature");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Index>
+struct index_of_foreign_keyspace {
+  static_assert(always_false<Index.size()>,
+                "keyschema::index_of: the keyspace an index indexes is not part of the schema (see Index in this "
+                "instantiation); add it to the keyschema::schema<...>");
+  static constexpr bool value = false;
+};
+
 }  // namespace diagnostic
 
 namespace detail {
+
+template <class Schema, class I>
+constexpr bool check_index_keyspace() {
+  if constexpr (!is_index_keyspace<I>) {
+    return true;
+  } else {
+    using R = typename I::value_marker::indexed_keyspace;
+    using D = typename I::value_marker::derive;
+    if constexpr (!is_keyspace<R>::value || !Schema::template contains<R>) {
+      return diagnostic::index_of_foreign_keyspace<I::name_string>::value;
+    } else if constexpr (!std::is_default_constructible_v<D> ||
+                         !std::is_invocable_v<const D&, const typename R::key_type&, const typename R::value_type&>) {
+      return diagnostic::index_of_cannot_derive<I::name_string, R::name_string>::value;
+    } else if constexpr (!std::is_same_v<std::invoke_result_t<const D&, const typename R::key_type&,
+                                                              const typename R::value_type&>,
+                                         std::optional<typename I::key_type>>) {
+      return diagnostic::index_of_cannot_derive<I::name_string, R::name_string>::value;
+    } else {
+      return true;
+    }
+  }
+}
 
 // The first field position where C's fields differ from R's first N fields (N if none).
 template <class C, class R, std::size_t N>
@@ -380,7 +464,8 @@ template <class Schema>
 struct derived_checks;
 template <class... K>
 struct derived_checks<schema<K...>> {
-  static constexpr bool value = (check_count_keyspace<schema<K...>, K>() && ...);
+  static constexpr bool value =
+      (check_count_keyspace<schema<K...>, K>() && ...) && (check_index_keyspace<schema<K...>, K>() && ...);
 };
 
 }  // namespace detail

@@ -1,0 +1,215 @@
+// tests/conformance/cases/indexes.cpp: conformance cases:
+// secondary indexes (index_of) maintained with their records, and the expiry sweep.
+//
+// Compiled once per backend into that backend's conformance_<backend> program (see
+// conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake). Its
+// schema is its own (a store of it is another database than the broker fixture's).
+#include <conformance/conformance.hpp>
+
+#include <chrono>
+
+namespace keyschema::conformance::indexes {
+
+using ms_time = std::chrono::sys_time<std::chrono::milliseconds>;
+// A message: (expires at, in ms since the epoch, 0 = never; body).
+using message = ks::keyspace<"message", std::tuple<std::int64_t, std::string>, ks::lit<"DESTINATION">,
+                             ks::field<"destination", std::string>, ks::lit<"MESSAGE">,
+                             ks::field<"message_id", std::uint64_t>>;
+struct by_expiry {
+  std::optional<std::tuple<ms_time, std::string, std::uint64_t>> operator()(const message::key_type& k,
+                                                                           const message::value_type& v) const {
+    if (std::get<0>(v) == 0) return std::nullopt;  // never expires: not indexed
+    return std::tuple(ms_time(std::chrono::milliseconds(std::get<0>(v))), std::get<0>(k), std::get<1>(k));
+  }
+};
+using expiry_index = ks::keyspace<"expiry_index", ks::index_of<message, by_expiry>, ks::lit<"EXPIRY">,
+                                  ks::field<"at", ms_time>, ks::field<"destination", std::string>,
+                                  ks::field<"message_id", std::uint64_t>>;
+using message_count = ks::keyspace<"message_count", ks::count_of<message, 1>, ks::lit<"MESSAGE_COUNT">,
+                                   ks::field<"destination", std::string>>;
+using indexes_schema = ks::schema<message, expiry_index, message_count>;
+
+class indexes_fixture {
+ public:
+  using store_type = ks::store<indexes_schema, backend_factory::backend>;
+  indexes_fixture() : db_(backend_factory::open<indexes_schema>(dir_.path())) {}
+  store_type& db() noexcept { return *db_; }
+  void reopen() {
+    db_.reset();
+    db_ = backend_factory::open<indexes_schema>(dir_.path());
+  }
+
+ private:
+  testing::temp_dir dir_{"conformance-indexes"};
+  std::unique_ptr<store_type> db_;
+};
+
+inline message::value_type expiring(std::int64_t at, std::string body = "m") { return {at, std::move(body)}; }
+inline ms_time at_ms(std::int64_t ms) { return ms_time(std::chrono::milliseconds(ms)); }
+
+// The index as "at dest id" strings, in index order.
+template <class Source>
+std::vector<std::string> index_entries(const Source& src) {
+  std::vector<std::string> out;
+  for (const auto& e : src.template scan<expiry_index>())
+    out.push_back(std::to_string(e.template get<"at">().time_since_epoch().count()) + " " +
+                  show(e.template get<"destination">()) + " " + std::to_string(e.template get<"message_id">()));
+  return out;
+}
+// What the index must hold, derived from the records.
+template <class Source>
+std::vector<std::string> derived_entries(const Source& src) {
+  std::vector<std::pair<std::tuple<std::int64_t, std::string, std::uint64_t>, std::string>> v;
+  for (const auto& e : src.template scan<message>()) {
+    const std::int64_t at = std::get<0>(e.value);
+    if (at == 0) continue;
+    v.push_back({{at, e.template get<"destination">(), e.template get<"message_id">()}, ""});
+  }
+  std::sort(v.begin(), v.end());
+  std::vector<std::string> out;
+  for (const auto& [k, unused] : v)
+    out.push_back(std::to_string(std::get<0>(k)) + " " + show(std::get<1>(k)) + " " + std::to_string(std::get<2>(k)));
+  return out;
+}
+// Every index entry has its record and every indexed record its entry; counts equal records.
+template <class Source>
+void check_invariants(const Source& src) {
+  CHECK(index_entries(src) == derived_entries(src));
+  std::map<std::string, std::int64_t> n;
+  for (const auto& e : src.template scan<message>()) ++n[e.template get<"destination">()];
+  std::map<std::string, std::int64_t> stored;
+  for (const auto& e : src.template scan<message_count>()) stored[e.template get<"destination">()] = e.value;
+  CHECK(stored == n);
+}
+
+TEST_CASE("an index follows its records: put, overwrite, erase, in every kind of write",
+          "[conformance][indexes]") {
+  indexes_fixture fx;
+  auto& db = fx.db();
+  db.put<message>({"q", 1}, expiring(100));
+  db.put<message>({"q", 2}, expiring(0));  // not indexed
+  CHECK(index_entries(db) == std::vector<std::string>{"100 \"q\" 1"});
+  db.put<message>({"q", 1}, expiring(50));  // overwrite: the old entry goes
+  db.put<message>({"q", 2}, expiring(70));
+  CHECK(index_entries(db) == std::vector<std::string>{"50 \"q\" 1", "70 \"q\" 2"});
+  db.put<message>({"q", 2}, expiring(70, "same time, other body"));
+  CHECK(index_entries(db) == std::vector<std::string>{"50 \"q\" 1", "70 \"q\" 2"});
+  db.erase<message>({"q", 1});
+  CHECK(index_entries(db) == std::vector<std::string>{"70 \"q\" 2"});
+
+  auto b = db.batch();
+  b.put<message>({"r", 1}, expiring(10));
+  b.put<message>({"r", 1}, expiring(20));  // two puts in one batch: one entry, the last
+  b.put<message>({"r", 2}, expiring(30));
+  b.erase<message>({"r", 2});
+  b.put<message>({"q", 2}, expiring(0));  // no longer indexed
+  b.commit();
+  CHECK(index_entries(db) == std::vector<std::string>{"20 \"r\" 1"});
+
+  {
+    auto tx = db.transaction();
+    tx.put<message>({"t", 5}, expiring(5));
+    CHECK(index_entries(tx) == std::vector<std::string>{"5 \"t\" 5", "20 \"r\" 1"});  // its own writes
+    CHECK(tx.erase_prefix<message>("r") == 1);
+    CHECK(index_entries(tx) == std::vector<std::string>{"5 \"t\" 5"});
+    tx.commit();
+  }
+  CHECK(index_entries(db) == std::vector<std::string>{"5 \"t\" 5"});
+
+  // From an index entry to its record.
+  const auto first = *db.scan<expiry_index>().begin();
+  CHECK(ks::record_key<expiry_index>(first.key) == message::key_type{"t", 5});
+  CHECK(ks::get_record<expiry_index>(db, first.key) == std::optional<message::value_type>(expiring(5)));
+
+  for (std::uint64_t i = 0; i < 1500; ++i) db.put<message>({"big", i}, expiring(1000 + static_cast<std::int64_t>(i)), {.sync = false});
+  CHECK(db.erase_prefix<message>("big") == 1500);  // chunked: each chunk with its index entries
+  CHECK(index_entries(db) == std::vector<std::string>{"5 \"t\" 5"});
+  check_invariants(db);
+}
+
+TEST_CASE("sweep erases what is due with its index entries and counts, in bounded batches",
+          "[conformance][indexes][sweep]") {
+  indexes_fixture fx;
+  auto& db = fx.db();
+  {
+    auto b = db.batch();
+    for (std::uint64_t i = 0; i < 100; ++i)
+      b.put<message>({i % 2 ? "odd" : "even", i}, expiring(1 + static_cast<std::int64_t>(i)));
+    b.put<message>({"even", 1000}, expiring(0));  // never expires
+    b.commit();
+  }
+  CHECK(db.get<message_count>({"even"}) == std::optional<std::int64_t>(51));
+
+  std::vector<std::uint64_t> seen;
+  // now = 50 ms: the messages expiring at 1..49 ms are due (to(now): strictly before).
+  const std::size_t n = ks::sweep<expiry_index>(db, at_ms(50), 7, [&](const message::key_type& k, const message::value_type& v) {
+    CHECK(std::get<0>(v) < 50);
+    seen.push_back(std::get<1>(k));
+  });
+  CHECK(n == 49);
+  CHECK(seen.size() == 49);
+  CHECK(db.get<message_count>({"even"}) == std::optional<std::int64_t>(51 - 25));
+  CHECK(db.get<message_count>({"odd"}) == std::optional<std::int64_t>(50 - 24));
+  CHECK(ks::sweep<expiry_index>(db, at_ms(50), 7, [](const auto&, const auto&) {}) == 0);
+  // A coarser unit converts losslessly: seconds.
+  CHECK(ks::sweep<expiry_index>(db, std::chrono::sys_time<std::chrono::seconds>(std::chrono::seconds(1)), 1000,
+                                [](const auto&, const auto&) {}) == 51);
+  CHECK(db.get<message_count>({"odd"}) == std::nullopt);
+  CHECK(db.get<message_count>({"even"}) == std::optional<std::int64_t>(1));
+  CHECK(db.get<message>({"even", 1000}).has_value());
+  check_invariants(db);
+
+  // A callback that throws rolls its batch back.
+  db.put<message>({"x", 1}, expiring(2));
+  CHECK_THROWS_AS(ks::sweep<expiry_index>(db, at_ms(10), 5, [](const auto&, const auto&) { throw ks::error("stop"); }),
+                  ks::error);
+  CHECK(db.get<message>({"x", 1}).has_value());
+  check_invariants(db);
+}
+
+TEST_CASE("index entries and counts equal the records after random writes, sweeps and reopening",
+          "[conformance][indexes][model]") {
+  indexes_fixture fx;
+  std::mt19937_64 rng(31337);
+  const std::vector<std::string> dests = {"q", "q1", std::string("q\0", 2), "", "EXPIRY"};
+  auto dest = [&] { return dests[rng() % dests.size()]; };
+  auto id = [&] { return static_cast<std::uint64_t>(rng() % 10); };
+  auto at = [&] { return static_cast<std::int64_t>(rng() % 4 == 0 ? 0 : rng() % 100); };
+  for (int round = 0; round < 60; ++round) {
+    auto& db = fx.db();
+    switch (rng() % 5) {
+      case 0: {
+        auto b = db.batch();
+        for (int i = 0; i < 8; ++i) {
+          if (rng() % 3 == 0)
+            b.erase<message>({dest(), id()});
+          else
+            b.put<message>({dest(), id()}, expiring(at()));
+        }
+        b.commit({.sync = false});
+        break;
+      }
+      case 1: {
+        auto tx = db.transaction();
+        for (int i = 0; i < 6; ++i) {
+          if (rng() % 3 == 0)
+            tx.erase<message>({dest(), id()});
+          else
+            tx.put<message>({dest(), id()}, expiring(at()));
+        }
+        tx.commit({.sync = false});
+        break;
+      }
+      case 2: db.put<message>({dest(), id()}, expiring(at()), {.sync = false}); break;
+      case 3: (void)db.erase_prefix<message>(dest()); break;
+      default: (void)ks::sweep<expiry_index>(db, at_ms(static_cast<std::int64_t>(rng() % 100)), 3, [](const auto&, const auto&) {}); break;
+    }
+    if (round % 20 == 19) {
+      if (backend_factory::persistent) fx.reopen();
+      check_invariants(fx.db());
+    }
+  }
+  check_invariants(fx.db());
+}
+
+}  // namespace keyschema::conformance::indexes
