@@ -130,11 +130,7 @@ bool self_test(Store& db, const model& m) {
   const std::string body = read_content(db, id).value_or("");
   expect_reported("a message without its content", "message:",
                   [&] { db.template erase_prefix<message_content>(id); },
-                  [&] {
-                    auto tx = db.transaction();
-                    put_content(tx, id, body, 64 * 1024);
-                    tx.commit();
-                  });
+                  [&] { ks::put_chunked<message_content>(db, {id}, body, 64 * 1024); });
   expect_reported("orphan content chunks", "content:",
                   [&] { db.template put<message_content>({999'999, 0}, ks::bytes("stray")); },
                   [&] { db.template erase_prefix<message_content>(999'999); });

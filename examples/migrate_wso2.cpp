@@ -194,6 +194,7 @@ std::size_t migrate(leveldb::DB& old, Store& db) {
   };
 
   std::size_t migrated = 0;
+  std::map<std::uint64_t, std::map<std::uint32_t, std::string>> bodies;  // id -> offset -> chunk
   auto b = db.batch();
   for_each_prefixed(old, "", [&](const std::string& key, const std::string& value) {
     std::vector<reading> rs = readings(key);
@@ -209,19 +210,17 @@ std::size_t migrate(leveldb::DB& old, Store& db) {
       return static_cast<std::int64_t>(*v);
     };
     switch (r.what) {
-      case reading::kind::content: b.template put<message_content>({r.id, r.offset}, ks::bytes(value)); break;
+      case reading::kind::content: bodies[r.id][r.offset] = value; break;  // rewritten whole below
       case reading::kind::destination: b.template put<message_destination>({r.id}, value); break;
       case reading::kind::dlc_status: b.template put<message_dlc_status>({r.id}, value == "1"); break;
       // The count is declared (count_of): the store writes it with the metadata; verify() checks
       // it equals the old count.
       case reading::kind::count: (void)number(); break;
-      // The old metadata is the header; the content's length is filled in by message_store's
-      // writes (the old store did not keep it).
+      // The old metadata is the header; the content's length is filled in with the content.
       case reading::kind::metadata: b.template put<message_metadata>({r.queue, r.id}, metadata{ks::bytes(value), 0}); break;
       case reading::kind::expiration: {
         const millis at{std::chrono::milliseconds(number())};
         b.template put<message_expiration>({r.queue, r.id}, at);
-        b.template put<expiry_index>({at, r.queue, r.id}, {});  // LOCAL until index_of is on main
         break;
       }
     }
@@ -229,6 +228,25 @@ std::size_t migrate(leveldb::DB& old, Store& db) {
     if (b.size() == 1000) b.commit();
   });
   b.commit();
+  // The content: the old chunks in numeric offset order make the body, stored as one chunked
+  // value (the fixed layout), its length put in the metadata, 50 messages per transaction.
+  auto it = bodies.begin();
+  while (it != bodies.end()) {
+    auto tx = db.transaction();
+    for (int n = 0; n < 50 && it != bodies.end(); ++n, ++it) {
+      const auto& [id, chunks] = *it;
+      std::string body;
+      for (const auto& [offset, piece] : chunks) body += piece;
+      ks::put_chunked<message_content>(tx, {id}, body, 64 * 1024);
+      if (const auto queue = tx.template get<message_destination>({id})) {
+        if (auto meta = tx.template get<message_metadata>({*queue, id})) {
+          meta->content_length = body.size();
+          tx.template put<message_metadata>({*queue, id}, *meta);
+        }
+      }
+    }
+    tx.commit();
+  }
   return migrated;
 }
 
@@ -251,13 +269,12 @@ void verify(const Store& db, const truth& t, const char* when) {
   }
   expect(counts == expected_ids.size(), std::string(when) + ": one count per queue, no other");
   for (const auto& [id, m] : t) {
-    std::string body;
-    for (const auto& e : db.template scan<message_content>(id)) body += e.value.str();
-    expect(body == m.body, std::string(when) + ": message " + std::to_string(id) + "'s chunks reassemble its body");
+    const auto body = ks::read_chunked<message_content>(db, {id});
+    expect(body && body->view() == m.body, std::string(when) + ": message " + std::to_string(id) + "'s chunks reassemble its body");
     expect(db.template get<message_destination>({id}) == std::optional<std::string>(m.queue),
            std::string(when) + ": message " + std::to_string(id) + "'s destination");
     const auto meta = db.template get<message_metadata>({m.queue, id});
-    expect(meta && meta->header == ks::bytes(m.metadata),
+    expect(meta && meta->header == ks::bytes(m.metadata) && meta->content_length == m.body.size(),
            std::string(when) + ": message " + std::to_string(id) + "'s metadata");
     expect(db.template get<message_dlc_status>({id}) == std::optional<bool>(m.dead_lettered),
            std::string(when) + ": message " + std::to_string(id) + "'s dead-letter flag");

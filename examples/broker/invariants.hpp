@@ -25,6 +25,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace wso2 {
@@ -78,7 +79,12 @@ std::vector<std::string> check_invariants(const Store& db, const Extra& extra = 
                     (where ? *where : std::string("(none)")) + "'");
     }
     std::uint64_t bytes = 0;
-    for (const auto& c : snap.template scan<message_content>(id).value_views()) bytes += c.value.size();
+    try {
+      ks::read_chunked<message_content>(snap, {id}, [&](std::string_view piece) { bytes += piece.size(); });
+    } catch (const ks::decode_error& damaged) {
+      bad.push_back("message: " + id_text(id) + "'s content is damaged: " + damaged.what());
+      continue;
+    }
     if (bytes != e.value.content_length) {
       bad.push_back("message: " + id_text(id) + " has " + std::to_string(bytes) + " content bytes, its metadata says " +
                     std::to_string(e.value.content_length));

@@ -29,29 +29,6 @@
 
 namespace wso2 {
 
-// ---- LOCAL helpers for what is not on main yet; each goes when its feature lands. ----
-// LOCAL (until chunked values are on main): a body as numbered chunks under the message's id.
-template <class Tx>
-void put_content(Tx& tx, std::uint64_t id, std::string_view body, std::size_t chunk) {
-  tx.template erase_prefix<message_content>(id);
-  for (std::uint32_t i = 0; std::size_t{i} * chunk < body.size(); ++i) {
-    tx.template put<message_content>({id, i}, ks::bytes(body.substr(std::size_t{i} * chunk, chunk)));
-  }
-}
-// LOCAL (until index_of is on main): the expiry index written with the expiration time.
-template <class Tx>
-void put_expiration(Tx& tx, const std::string& destination, std::uint64_t id, millis at) {
-  tx.template put<message_expiration>({destination, id}, at);
-  tx.template put<expiry_index>({at, destination, id}, {});
-}
-template <class Tx>
-void erase_expiration(Tx& tx, const std::string& destination, std::uint64_t id) {
-  if (const auto at = tx.template get<message_expiration>({destination, id})) {
-    tx.template erase<expiry_index>({*at, destination, id});
-    tx.template erase<message_expiration>({destination, id});
-  }
-}
-// ---- end of LOCAL helpers ----
 
 // A message as the application sees it (also the examples' model of the store).
 struct message {
@@ -69,14 +46,14 @@ template <class Tx>
 void add_message(Tx& tx, std::uint64_t id, const message& m, std::size_t chunk) {
   tx.template put<message_metadata>({m.destination, id}, metadata{ks::bytes("amqp-header-" + std::to_string(id)), m.body.size()});
   tx.template put<message_destination>({id}, m.destination);
-  put_content(tx, id, m.body, chunk);
-  if (m.expires) put_expiration(tx, m.destination, id, *m.expires);
+  ks::put_chunked<message_content>(tx, {id}, m.body, chunk);
+  if (m.expires) tx.template put<message_expiration>({m.destination, id}, *m.expires);  // and its index entry
 }
 
 // Removes a message and everything that hangs off it; the count follows the metadata.
 template <class Tx>
 void remove_message(Tx& tx, const std::string& destination, std::uint64_t id) {
-  erase_expiration(tx, destination, id);
+  tx.template erase<message_expiration>({destination, id});  // and its index entry
   tx.template erase<message_metadata>({destination, id});
   // content chunks, destination name, dead-letter flag: the keyspaces that start with the id
   tx.template erase_prefix_all<message_content, message_destination, message_dlc_status>(id);
@@ -87,7 +64,7 @@ template <class Store>
 std::optional<std::string> read_content(const Store& db, std::uint64_t id) {
   if (!db.template contains<message_destination>({id})) return std::nullopt;
   std::string body;
-  for (const auto& c : db.template scan<message_content>(id).value_views()) body += c.value;
+  ks::read_chunked<message_content>(db, {id}, [&](std::string_view piece) { body += piece; });
   return body;
 }
 
@@ -99,7 +76,7 @@ bool move_to_dead_letter(Store& db, std::uint64_t id) {
   const auto destination = tx.template get<message_destination>({id});
   if (!destination || *destination == dead_letter_channel) return false;
   const auto meta = tx.template get<message_metadata>({*destination, id});
-  erase_expiration(tx, *destination, id);  // a dead letter does not expire
+  tx.template erase<message_expiration>({*destination, id});  // a dead letter does not expire
   tx.template erase<message_metadata>({*destination, id});
   tx.template put<message_metadata>({dead_letter_channel, id}, *meta);
   tx.template put<message_destination>({id}, std::string(dead_letter_channel));
@@ -119,6 +96,10 @@ bool acknowledge(Store& db, std::uint64_t id) {
   return true;
 }
 
+// Not ks::sweep<expiry_index>: that erases the indexed records (the expiration times) with their
+// index entries, but a message's metadata and content must go in the same atomic write, and
+// sweep's callback cannot write into its transaction; so the due entries are read from the index
+// here, bounded the same way, and each message removed whole.
 // Removes the messages due before now, at most batch per transaction (each atomic; a crash leaves
 // the rest for the next sweep); reads only the due part of the expiry index. REQUIRES: batch > 0.
 template <class Store>

@@ -19,9 +19,10 @@
 //
 // What the broker maintained by hand is declared here: the message count is a declared count
 // (ks::count_of: the number of metadata records per destination, written by the store in the same
-// atomic write as the records), the metadata is a struct value (ks::value_fields), and the
-// expiry index ("EXPIRY", time, destination, message_id), which the seed lacked (its expiry task
-// read every destination's times), lets the expiry sweep read only what is due. broker adds the
+// atomic write as the records), the metadata is a struct value (ks::value_fields), the content is
+// a chunked value (ks::put_chunked: chunk 0 a header, then the chunks in offset order), and the
+// expiry index ("EXPIRY", time, destination, message_id; ks::index_of), which the seed lacked (its
+// expiry task read every destination's times), lets the expiry sweep read only what is due. broker adds the
 // declared queues and the DTX store's dequeue records (message_store.cpp, xa_store.cpp).
 #pragma once
 
@@ -29,7 +30,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 
 namespace wso2 {
 
@@ -68,8 +71,15 @@ using message_count = ks::keyspace<"message_count", ks::count_of<message_metadat
 using message_expiration = ks::keyspace<"message_expiration", millis,  //
     ks::lit<"DESTINATION">, ks::field<"destination", std::string>, ks::lit<"MESSAGE_EXPIRATION_TIME">,
     ks::field<"message_id", std::uint64_t>>;
-// The expiry index: message_expiration ordered by time.
-using expiry_index = ks::keyspace<"expiry_index", std::tuple<>,  //
+// The expiry index: message_expiration ordered by time, maintained by the store (index_of) in the
+// same atomic write as the expiration time.
+struct by_expiry {
+  std::optional<std::tuple<millis, std::string, std::uint64_t>> operator()(const message_expiration::key_type& k,
+                                                                           const millis& at) const {
+    return std::tuple<millis, std::string, std::uint64_t>(at, std::get<0>(k), std::get<1>(k));
+  }
+};
+using expiry_index = ks::keyspace<"expiry_index", ks::index_of<message_expiration, by_expiry>,  //
     ks::lit<"EXPIRY">, ks::field<"at", millis>, ks::field<"destination", std::string>,
     ks::field<"message_id", std::uint64_t>>;
 
