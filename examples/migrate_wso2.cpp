@@ -13,7 +13,11 @@
 //     store's own cross-references (MESSAGE.$id.DESTINATION_NAME, the set of queue names); a key
 //     that still reads two ways, or no way, stops the migration with its text: nothing is guessed
 //     and nothing skipped;
-//   - the typed entries go into the chosen backend in atomic batches of at most 1000 operations.
+//   - the typed entries go into the chosen backend in atomic batches of at most 1000 operations;
+//     the counts are not copied (the fixed schema declares them: the store writes them with the
+//     metadata, and they are checked against the old ones), the expiry index is written by the
+//     store with each expiration time, and each message's old chunks, in numeric offset order,
+//     become one chunked value (ks::put_chunked), 50 messages per transaction.
 // Then it checks the migrated store against what it wrote: every queue lists its messages in
 // numeric id order, every count equals the old count and the number of metadata records, every
 // message's chunks reassemble its body in offset order, expiration times and dead-letter flags
