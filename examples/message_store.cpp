@@ -4,9 +4,11 @@
 //   message_store [--backend memory|leveldb|lmdb] [--path DIR] [--messages N] [--chunk BYTES]
 //
 // The seed's store wrote each message to five keyspaces and kept the counts by hand (read the
-// count, put count + n: wrong under two consumers). Here the count is declared (count_of) and
-// written by the store with the metadata, a message's keyspaces that share its id are erased by
-// one erase_prefix_all, a destination is read by one grouped scan, and every operation is one
+// count, put count + n: wrong under two consumers), split, numbered and reassembled the content
+// by hand, and kept no expiry index. Here the count is declared (count_of) and the expiry index
+// too (index_of), both written by the store with their records; the content is a chunked value
+// (put_chunked/read_chunked); a message's keyspaces that share its id are erased by one
+// erase_prefix_all; a destination is read by one grouped scan; and every operation is one
 // transaction, so a crash leaves each message whole or absent. The steps:
 //   store      N messages (default 300) over three queues, in transactions of 50: metadata (a
 //              struct value), content in chunks of --chunk bytes (default 64 KiB; some bodies span
