@@ -25,7 +25,12 @@
 // the recorded writes as they are (blind writes: the last writer wins, so a put overwrites what
 // was written after prepare and an erase removes it), and does not re-validate what the
 // transaction read. An application that needs the keys of a prepared branch locked (a resource
-// manager) keeps its own locks until commit_prepared/rollback_prepared.
+// manager) keeps its own locks until commit_prepared/rollback_prepared. What the store maintains
+// is not recorded but derived again at commit: commit_prepared applies the recorded record writes
+// like a batch, so declared counts (count_of) and index entries (index_of) change by what those
+// writes create, replace and remove in the state it commits to, and stay equal to the records
+// whatever was written in between. An add (counters.hpp) in the transaction is recorded as the
+// value it produced: a blind write like a put.
 //
 // Thread-safety: every function takes the store's writer lock (through a transaction), so they
 // may be called from several threads, and, on LMDB, processes, at once; concurrent calls for one
@@ -34,6 +39,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/store/derived_writes.hpp>
 #include <keyschema/detail/store/prepared_record.hpp>
 #include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/error.hpp>
@@ -112,6 +118,9 @@ void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const
   detail::pending_map& pending = detail::store_access::pending(tx);
   write_batch ops;
   for (const auto& [k, v] : pending) {
+    // Declared counts and index entries are derived again by commit_prepared, from the state it
+    // commits to: recorded here, they would overwrite what other writers changed meanwhile.
+    if (detail::derived_writes<Schema>::maintained_key(k)) continue;
     if (v)
       ops.put(k, *v);
     else

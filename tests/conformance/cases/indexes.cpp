@@ -212,4 +212,27 @@ TEST_CASE("index entries and counts equal the records after random writes, sweep
   check_invariants(fx.db());
 }
 
+TEST_CASE("a prepared transaction's counts and index entries are derived again at commit_prepared",
+          "[conformance][index][count][prepared]") {
+  // Recorded at prepare, they would overwrite what other writers changed before the commit.
+  indexes_fixture fx;
+  auto& db = fx.db();
+  db.put<message>({"q", 1}, expiring(5000));
+  db.put<message>({"q", 2}, expiring(6000));
+  auto tx = db.transaction();
+  tx.put<message>({"q", 10}, expiring(7000));  // creates: +1, a new entry
+  tx.erase<message>({"q", 2});                 // removes: -1, its entry
+  tx.put<message>({"q", 1}, expiring(9000));   // replaces: its entry moves
+  ks::prepare(tx, "branch-1");
+  db.put<message>({"q", 11}, expiring(8000));  // other writers, before the commit
+  db.erase<message>({"q", 2});
+  db.put<message>({"q", 1}, expiring(5500));
+  check_invariants(db);
+  REQUIRE(ks::commit_prepared(db, "branch-1"));
+  check_invariants(db);
+  CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(3));  // 1, 10 and 11
+  CHECK(index_entries(db).size() == 3);
+  CHECK(std::get<0>(*db.get<message>({"q", 1})) == 9000);
+}
+
 }  // namespace keyschema::conformance::indexes

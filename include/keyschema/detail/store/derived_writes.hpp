@@ -208,6 +208,11 @@ struct derived_writes<schema<K...>> {
     }
   }
 
+  // Whether key is a key of a keyspace the store maintains (a declared count or an index).
+  static bool maintained_key(std::string_view key) {
+    return (maintained_match<K>(key) || ...);
+  }
+
   // Puts key -> value in st, first updating what depends on it.
   static void put(write_overlay& st, std::string_view key, std::string_view value) {
     if constexpr (any) (void)(on_write<K>(st, key, &value) || ...);
@@ -246,6 +251,14 @@ struct derived_writes<schema<K...>> {
   }
 
  private:
+  template <class M>
+  static bool maintained_match(std::string_view key) {
+    if constexpr (is_maintained_keyspace<M>)
+      return key_codec<M>::matches(key);
+    else
+      return false;
+  }
+
   template <class R>
   static bool has_dependent_key(std::string_view key) {
     if constexpr (has_dependents<R>)
