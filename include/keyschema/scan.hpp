@@ -5,7 +5,8 @@
 // yields keyschema::entry<KS> (decoded key fields and value), or with .value_views()
 // entry_view<KS> (the value as a view of the stored bytes) and with .keys_only() key_entry<KS>.
 // It is a single-pass (input) range that composes with range-v3 views that accept one (adaptors
-// that need a forward range, such as views::chunk_by, are refused with a static_assert):
+// that need a forward range, such as views::chunk_by, are refused with a static_assert; group by
+// leading key fields with .group_by<N>(), grouped_scan.hpp):
 //
 //   for (const auto& e : db.scan<message_metadata>("queue-7").from(100).limit(10)) ...
 //   auto ids = db.scan<message_metadata>("queue-7") | ranges::views::transform(
