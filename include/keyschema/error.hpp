@@ -31,8 +31,9 @@ class decode_error : public error {
   using error::error;
 };
 
-// The database was written with another schema layout (fingerprint mismatch), or a schema
-// cannot be used as asked. Remedy: open the database with the schema that wrote it, or migrate.
+// The database was written with another schema layout (a keyspace differs, is not declared, or
+// was added over existing keys; a ks::migrate is unfinished), or a schema cannot be used as
+// asked. Remedy: open the database with the schema that wrote it, or ks::migrate it.
 class schema_error : public error {
  public:
   using error::error;

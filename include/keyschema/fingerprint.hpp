@@ -9,8 +9,8 @@
 // The fingerprint is the 64-bit FNV-1a hash of that text, computed at compile time. A store
 // writes the fingerprint and the layout text under a reserved key (schema_key, which starts with
 // 0xFF, a byte no tuple-encoded key starts with) the first time it opens a database, and checks
-// it on every later open: a database written with another layout is a schema_error that shows
-// both layouts, never silent garbage.
+// it on every later open: a keyspace written with another layout is a schema_error naming it
+// and the difference, never silent garbage (see below for added keyspaces).
 //
 // The record format "<16 lowercase hex digits>\n<layout>" is written by layout<Schema>::record()
 // and read by parse_schema_record() only: the store and keyschema-dump both read it through that.

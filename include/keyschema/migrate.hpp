@@ -41,6 +41,11 @@
 //      naming the keyspaces, before anything of that batch is written.
 //   3. Writes New's record and erases the progress record in one atomic write with sync.
 //
+// Declared counts (count_of, counters.hpp) are not maintained by migrate: a New schema that
+// declares one does not compile (static_assert). Durability: the batches of rewritten entries are
+// written without sync (a crash of the machine may lose the last ones, together with their
+// progress: the rerun redoes them); the start and the end are written with sync.
+//
 // Steps must be deterministic: a step may be called again for one entry when its output did not
 // fit the batch being filled (its first output is discarded) or after a crash (the batch that
 // held its output was never written).
