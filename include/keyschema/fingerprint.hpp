@@ -59,6 +59,10 @@ struct keyspace_layout<KS, std::tuple<S...>, Sink> {
     sink(KS::name);
     sink("=");
     sink(value_traits<typename KS::value_type>::name());
+    if constexpr (requires { KS::value_marker::visit_layout(sink); }) {
+      sink(":");  // a keyspace the store maintains (counters.hpp, indexes.hpp): what it derives from
+      KS::value_marker::visit_layout(sink);
+    }
     sink("{");
     bool first = true;
     ((sink(first ? "" : ","), first = false, visit_segment_layout<S>(sink)), ...);
