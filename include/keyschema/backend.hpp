@@ -4,7 +4,8 @@
 // a small class that stores byte-string keys in unsigned lexicographic (memcmp) order. The
 // contract is deliberately small so that LevelDB, LMDB, RocksDB, SQLite or a replicated engine
 // can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
-// `backend`, and the optional `backend_with_erase_range` and `backend_with_write_transaction`,
+// `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction` and
+// `backend_with_compact_range`,
 // each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
 // archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
@@ -157,6 +158,13 @@ template <class B>
 concept backend_with_erase_range = backend<B> && requires(B& b, const key_range& r, const write_options& wo) {
   b.erase_range(r, wo);
 };
+
+// Optional: a backend that can compact a key range on demand (LevelDB's and RocksDB's
+// CompactRange), dropping erased entries so that cursors over a mass-erased range (a drained
+// queue) no longer step over their tombstones. Blocks until done; readers and writers may go on.
+// Errors: as the backend documents (LevelDB reports none here; RocksDB: backend_error).
+template <class B>
+concept backend_with_compact_range = backend<B> && requires(B& b, const key_range& r) { b.compact_range(r); };
 
 namespace detail {
 // One static_assert per requirement of `backend`, so that a class that does not model it is told

@@ -16,6 +16,10 @@
 //
 // The record format "<16 lowercase hex digits>\n<layout>" is written by layout<Schema>::record()
 // and read by parse_schema_record() only: the store and keyschema-dump both read it through that.
+// The store compares the record keyspace by keyspace (each "name=codec{...};" part of the layout
+// text; see store.hpp): a database lacking some of the program's keyspaces opens and its record
+// is rewritten, a keyspace whose part differs is a schema_error naming it. keyspace_fingerprint<KS>
+// is the FNV-1a hash of one keyspace's part (ks::migrate compares keyspaces with it).
 //
 // Thread-safety: constexpr data and pure functions.
 #pragma once
@@ -32,11 +36,15 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
 // The reserved key holding "<16 hex digits of the fingerprint>\n<layout text>".
 inline constexpr std::string_view schema_key = "\xff" "keyschema/schema";
+// The reserved key holding the progress of an unfinished ks::migrate (see migrate.hpp). While it
+// exists a store refuses to open the database (schema_error).
+inline constexpr std::string_view migration_key = "\xff" "keyschema/migration";
 
 namespace detail {
 
@@ -167,6 +175,32 @@ struct layout {
 
   // The value stored under schema_key (see format_schema_record).
   static std::string record() { return format_schema_record(fingerprint, text()); }
+
+  // The part of the layout text of each keyspace ("name=codec{segments};"), in schema order.
+  // Errors: std::bad_alloc only.
+  static std::vector<std::string> keyspace_texts() {
+    return []<class... K>(std::tuple<K...>*) {
+      std::vector<std::string> out;
+      (
+          [&] {
+            std::string t;
+            detail::string_sink sink{&t};
+            detail::keyspace_layout<K, typename K::segments, detail::string_sink>::visit(sink);
+            out.push_back(std::move(t));
+          }(),
+          ...);
+      return out;
+    }(static_cast<typename Schema::keyspaces*>(nullptr));
+  }
 };
+
+// The FNV-1a hash of keyspace KS's part of the layout text: two keyspaces with the same name,
+// value codec and segments have the same one.
+template <class KS>
+inline constexpr std::uint64_t keyspace_fingerprint = [] {
+  detail::fnv1a_sink sink;
+  detail::keyspace_layout<KS, typename KS::segments, detail::fnv1a_sink>::visit(sink);
+  return sink.h;
+}();
 
 KEYSCHEMA_END_NAMESPACE

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>         // the byte-level backend contract
+#include <keyschema/chunked.hpp>         // chunked values: large values as fixed-size chunks
 #include <keyschema/codec.hpp>           // codec<T>: key codecs, user customization
 #include <keyschema/counters.hpp>        // add<KS>, count_of: counters and declared counts
 #include <keyschema/entry.hpp>           // entry<KS>: what scans yield
@@ -20,12 +21,16 @@
 #include <keyschema/error.hpp>           // the exception hierarchy
 #include <keyschema/fingerprint.hpp>     // schema layouts and fingerprints
 #include <keyschema/fixed_string.hpp>    // string literals as template arguments
+#include <keyschema/grouped_scan.hpp>    // grouped_scan: a scan handed out as groups
 #include <keyschema/indexes.hpp>         // index_of, record_key, get_record, sweep: secondary indexes
 #include <keyschema/key_arg.hpp>         // key_arg<KS>: a key given as its fields' values
 #include <keyschema/memory_backend.hpp>  // the in-memory reference backend
+#include <keyschema/migrate.hpp>         // migrate: rewriting a database to a new schema
+#include <keyschema/prepared.hpp>        // prepared transactions (two-phase commit, XA)
 #include <keyschema/scan.hpp>            // scan_view: typed ordered scans
 #include <keyschema/schema.hpp>          // keyspace, lit, field, schema, valid_schema
 #include <keyschema/store.hpp>           // store, batch, transaction, snapshot
+#include <keyschema/struct_value.hpp>    // value_fields<T>: structs stored as values by member list
 #include <keyschema/tuple.hpp>           // tuple::pack / unpack (FoundationDB tuple encoding)
 #include <keyschema/tuple_format.hpp>    // tuple::to_string / to_json, text helpers for tools
 #include <keyschema/types.hpp>           // bytes, uuid, desc<T>

@@ -40,6 +40,8 @@
 #include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
+#include <keyschema/fixed_string.hpp>
+#include <keyschema/grouped_scan.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/tuple.hpp>
 #include <keyschema/value_codec.hpp>
@@ -186,6 +188,29 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   scan_view<KS, Source, K, scan_mode::keys> keys_only() const& { return scan_view(*this).keys_only(); }
   scan_view<KS, Source, K, scan_mode::keys> keys_only() && { return std::move(*this).template rebind<scan_mode::keys>(); }
 
+  // The same pass, handed out as groups of consecutive entries whose first N key fields are
+  // equal (grouped_scan.hpp), or grouped through the field called Name (N: its position + 1).
+  template <std::size_t N>
+  grouped_scan<scan_view, N> group_by() const& {
+    return grouped_scan<scan_view, N>(*this);
+  }
+  template <std::size_t N>
+  grouped_scan<scan_view, N> group_by() && {
+    return grouped_scan<scan_view, N>(std::move(*this));
+  }
+  template <fixed_string Name>
+  auto group_by() const& {
+    return scan_view(*this).template group_by<Name>();
+  }
+  template <fixed_string Name>
+  auto group_by() && {
+    constexpr std::size_t i = detail::field_index<KS>(Name.view());
+    static_assert(i < KS::field_count,
+                  "keyschema::group_by: the keyspace has no field with this name; use a name given in a "
+                  "keyschema::field<\"name\", T> of the keyspace");
+    return std::move(*this).template group_by<(i < KS::field_count ? i + 1 : 1)>();
+  }
+
   // The encoded bounds: lower <= key < upper. For tools and range erases.
   key_range range() const noexcept { return key_range{lower_, upper_, reverse_}; }
   std::size_t max_count() const noexcept { return limit_; }
@@ -200,7 +225,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     static_assert(sizeof(ViewFn) == 0,
                   "keyschema::scan: this range adaptor needs a forward range (a multi-pass one, as "
                   "views::chunk_by), and a scan is a single-pass input range over one engine cursor; "
-                  "group while iterating (compare each entry's fields with the previous one's), or "
+                  "group by leading key fields with .group_by<N>() (grouped_scan.hpp), or "
                   "collect the scan first (ranges::to<std::vector>()) and adapt the vector");
   }
 

@@ -17,9 +17,10 @@
 //
 // The schema is checked at compile time (see schema.hpp): a store over an invalid schema does not
 // compile, and the first error names the keyspaces and segment involved. At construction the
-// store checks the database's schema fingerprint (see fingerprint.hpp): it records it in a new
-// database and throws schema_error when the database was written with another layout, or holds
-// keys but no schema record (unless opened with the keyschema::adopt tag; see the constructors).
+// store checks the database's schema record (see fingerprint.hpp) keyspace by keyspace: it
+// records it in a new database, extends it when the program added keyspaces, and throws
+// schema_error when a keyspace differs or is not declared, or the database holds keys but no
+// schema record (unless opened with the keyschema::adopt tag; see the constructors).
 //
 // Thread-safety: a store may be used from many threads at once. Reads (get, contains, scan,
 // snapshot) never block each other or writers. Writes (put, erase, batch commits, transactions,
@@ -42,10 +43,12 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/derived_writes.hpp>
+#include <keyschema/detail/store/erase_across.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
 #include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
 #include <keyschema/detail/store/live_handles.hpp>
+#include <keyschema/detail/store/schema_check.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
@@ -435,6 +438,18 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   std::size_t erase_prefix(const P&... prefix) {
     return erase_range(this->template scan<KS>(prefix...));
   }
+  // erase_prefix<KS>(prefix...) for each listed keyspace (everything of one xid, one
+  // destination), atomically with the rest of the transaction. Returns the total erased.
+  // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a
+  // valid prefix of its leading fields. Errors: as erase_range.
+  template <class... KS, class... P>
+  std::size_t erase_prefix_all(const P&... prefix) {
+    static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
+    static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
+    std::size_t n = 0;
+    ((n += erase_prefix<KS>(prefix...)), ...);
+    return n;
+  }
 
   // Applies every write atomically with the durability of opts and releases the writer lock.
   // Errors: backend_error / limit_error from the engine: nothing was applied. Over a snapshot,
@@ -604,10 +619,17 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   static constexpr std::size_t erase_chunk = 1000;
 
   // Constructs the backend from args (a path and options for file-based backends) and checks or
-  // records the schema fingerprint:
+  // records the schema record, comparing it keyspace by keyspace (detail/store/schema_check.hpp):
   //   - a database with this schema's record opens;
   //   - an empty database gets the record (written with sync);
-  //   - a database with another schema's record is refused (schema_error);
+  //   - a database whose record lacks some of this schema's keyspaces (the program added them)
+  //     opens, and its record is rewritten to this schema's (with sync; on LMDB in the write
+  //     transaction that read it), provided the database holds no key of an added keyspace
+  //     (counted by a scan of the keyspace's range, which costs once, at the first open);
+  //     a read-only backend opens it without rewriting the record;
+  //   - a database whose record has a keyspace that differs from this schema's, or keyspaces
+  //     this schema does not declare, is refused (schema_error); so is one with an unfinished
+  //     ks::migrate (migrate.hpp);
   //   - a NON-EMPTY database without a record (written by another program, or by keyschema before
   //     it recorded schemas) is refused (schema_error), because nothing says its keys belong to
   //     this schema. A caller who knows they do takes it over with the adopting constructor:
@@ -616,8 +638,16 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // Errors:
   //   whatever the backend's constructor throws: backend_error, locked_error, wrong_engine_error
   //     (the path holds another engine's database), limit_error;
-  //   schema_error "written with another schema layout" - the stored fingerprint differs (both
-  //     layouts are shown). Remedy: open it with the schema that wrote it, or migrate;
+  //   schema_error "written with another schema layout: keyspace 'k': <difference>" (one line:
+  //     "value codec packed<i64> stored, packed<u64> in this program", "segment 4: field
+  //     id:string stored, field id:u64 in this program"; further differing keyspaces are named),
+  //     "... it holds keyspace(s) 'a', 'b' that this program does not declare", or "... (stored
+  //     fingerprint unreadable ...)" for a damaged record. Remedy: open it with the schema that
+  //     wrote it, or convert it with ks::migrate;
+  //   schema_error "keyspace 'k' is new in this program but already has N keys" (N+ past 1000;
+  //     names a stored keyspace of the same layout, a likely rename): nothing is adopted.
+  //     Remedy: erase those keys, or ks::migrate;
+  //   schema_error "has an unfinished ks::migrate (...)" - run the same migration again;
   //   schema_error "holds N keys not written by keyschema" (N+ when there are more; names the
   //     path when the backend has one) - see above. Remedy: another path, or ks::adopt;
   //   schema_error "read-only open of a database that has no keyschema schema record; open it
@@ -632,7 +662,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   }
   // The adopting constructor: as above, but a non-empty database without a schema record is
   // taken over: the store records this schema in it (with sync) and opens it. A database with a
-  // record is treated exactly as above (another schema's record is still a schema_error).
+  // record is treated exactly as above (a differing or undeclared keyspace is still a
+  // schema_error).
   // REQUIRES: every key already in the database is a key of Schema (a key of no keyspace is
   // skipped by scans; one that does not decode as its keyspace's types raises decode_error when
   // read). Errors: as above, except "not written by keyschema"; a read-only backend raises
@@ -790,6 +821,38 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   std::size_t erase_prefix(const P&... prefix) {
     return erase_range(this->template scan<KS>(prefix...));
   }
+  // Erases every entry of each listed keyspace whose first fields equal prefix (everything of one
+  // xid, one destination): erase_prefix<KS>(prefix...) for each KS in the order listed, each in
+  // bounded atomic batches (erase_range). Not atomic as a whole: a crash midway leaves the
+  // keyspaces listed last (and a suffix of the one being erased) in place; a transaction's
+  // erase_prefix_all is atomic. Returns the total erased.
+  // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a valid
+  // prefix of its leading fields. Errors: as erase_range; what was erased before stays erased.
+  template <class... KS, class... P>
+  std::size_t erase_prefix_all(const P&... prefix) {
+    static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
+    static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
+    std::size_t n = 0;
+    ((n += erase_prefix<KS>(prefix...)), ...);
+    return n;
+  }
+
+  // Compacts the key range of scan<KS>(prefix...) on a backend_with_compact_range (LevelDB,
+  // RocksDB): erased entries no snapshot can see are dropped, so the next scan of a drained
+  // queue's prefix (its "first message" lookup) does not step over every erased key. Returns
+  // true then; false, doing nothing, on other backends (LMDB, memory, SQLite: erased keys leave
+  // no tombstones). Blocks until done (long on a large range); readers and writers go on.
+  // Errors: what the backend's compact_range throws (RocksDB: backend_error).
+  template <class KS, class... P>
+  bool compact_prefix(const P&... prefix) {
+    const auto view = this->template scan<KS>(prefix...);
+    if constexpr (backend_with_compact_range<Backend>) {
+      backend_.compact_range(key_range{view.range().lower, view.range().upper, false});
+      return true;
+    } else {
+      return false;
+    }
+  }
 
  private:
   friend class store_transaction<Schema, Backend>;
@@ -924,62 +987,25 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     }
   }
 
-  // Checks or records the schema record. On a backend with write transactions (LMDB) the read and
-  // the write happen in one of them, so two processes creating one database with different
-  // schemas at the same moment cannot both record theirs.
+  // Checks or records the schema record (detail/store/schema_check.hpp). On a backend with write
+  // transactions (LMDB) the reads and the write happen in one of them, so two processes creating
+  // or extending one database with different schemas at the same moment cannot both record theirs.
   void check_fingerprint(bool adopting) {
     if constexpr (backend_with_write_transaction<Backend>) {
       if (!backend_read_only()) {
         auto t = backend_.begin_write();
-        check_record(
-            adopting, [&](std::string& v) { return t.get(schema_key, v); },
-            [&] { return t.cursor(key_range{}); },
+        detail::check_schema_record<Schema>(
+            where(), adopting, false, [&](std::string_view k, std::string& v) { return t.get(k, v); },
+            [&](const key_range& r) { return t.cursor(r); },
             [&](const write_batch& b) { t.commit(b, write_options{.sync = true}); });
-        return;  // an uncommitted t (record present) is aborted here
+        return;  // an uncommitted t (record unchanged) is aborted here
       }
     }
-    check_record(
-        adopting, [&](std::string& v) { return backend_.get(schema_key, v, nullptr); },
-        [&] { return backend_.cursor(key_range{}, nullptr); },
+    detail::check_schema_record<Schema>(
+        where(), adopting, backend_read_only(),
+        [&](std::string_view k, std::string& v) { return backend_.get(k, v, nullptr); },
+        [&](const key_range& r) { return backend_.cursor(r, nullptr); },
         [&](const write_batch& b) { backend_.write(b, write_options{.sync = true}); });
-  }
-
-  template <class Get, class Cursor, class Write>
-  void check_record(bool adopting, Get&& get, Cursor&& cursor, Write&& write) {
-    std::string stored;
-    const std::string layout_text = layout<Schema>::text();
-    const std::string expected = format_schema_record(layout<Schema>::fingerprint, layout_text);
-    if (!get(stored)) {
-      if (backend_read_only()) {
-        throw schema_error(where() + ": read-only open of a database that has no keyschema schema record; open it "
-                                     "read-write once, or with adopt" +
-                           (adopting ? " (adopting records the schema, which a read-only open cannot)" : ""));
-      }
-      if (!adopting) {
-        constexpr std::size_t cap = 1000;
-        std::size_t n = 0;
-        for (auto c = cursor(); c.valid() && n < cap; c.next()) ++n;
-        if (n != 0) {
-          throw schema_error(where() + " holds " + std::to_string(n) + (n == cap ? "+" : "") +
-                             " keys not written by keyschema (it has no keyschema schema record), so nothing says "
-                             "they are keys of this schema; open another path, or take the database over with "
-                             "ks::store<Schema, Backend>{ks::adopt, ...} if its keys are this schema's keys");
-        }
-      }
-      write_batch b;
-      b.put(schema_key, expected);
-      write(b);
-      return;
-    }
-    if (stored == expected) return;
-    const std::optional<schema_record> theirs = parse_schema_record(stored);
-    throw schema_error(
-        "keyschema::store: the database was written with another schema layout (stored fingerprint " +
-        (theirs ? std::string(theirs->fingerprint_text)
-                : std::string("unreadable: the record is not \"<16 hex digits>\\n<layout>\"")) +
-        ", this program's " + fingerprint_text(layout<Schema>::fingerprint) +
-        "); open it with the schema that wrote it, or migrate it. Stored layout: " +
-        (theirs ? std::string(theirs->layout) : std::string("?")) + " This program's layout: " + layout_text);
   }
 
   Backend backend_;

@@ -41,4 +41,6 @@ struct leveldb_factory {
   }
 };
 
+static_assert(keyschema::backend_with_compact_range<keyschema::leveldb_backend>);  // LevelDB compacts a range on demand (store::compact_prefix)
+
 }  // namespace keyschema::conformance

@@ -32,4 +32,6 @@ struct lmdb_factory {
   }
 };
 
+static_assert(!keyschema::backend_with_compact_range<keyschema::lmdb_backend>);  // LMDB leaves no tombstones: compact_prefix is a no-op
+
 }  // namespace keyschema::conformance

@@ -4,8 +4,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
+#include <mutex>
+#include <set>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace ks = keyschema;
@@ -56,6 +61,29 @@ TEST_CASE("recommendations name the fastest durable store and its lead") {
 
 using kv = ks::keyspace<"kv", std::string, ks::lit<"KV">, ks::field<"k", std::uint64_t>>;
 using schema = ks::schema<kv>;
+
+TEST_CASE("probe::parallel runs every call on every thread and records each") {
+  cmp::probe p(false);
+  std::atomic<std::uint64_t> sum{0};
+  std::mutex mu;
+  std::set<std::thread::id> ids;
+  p.parallel(3, 100, [&](unsigned t, std::uint64_t i) {
+    sum += t * 1000 + i;
+    std::lock_guard lk(mu);
+    ids.insert(std::this_thread::get_id());
+  });
+  CHECK(sum == 3 * 4950 + 100 * (0 + 1000 + 2000));
+  CHECK(ids.size() == 3);
+  CHECK(p.measured().items == 300);
+  CHECK(p.measured().calls == 300);
+  CHECK(p.measured().latencies_us.size() == 300);
+  CHECK(p.measured().seconds > 0);
+  // A failing call: rethrown once every thread has ended; nothing more is recorded.
+  CHECK_THROWS_WITH(p.parallel(2, 10, [](unsigned t, std::uint64_t i) {
+    if (t == 1 && i == 5) throw std::runtime_error("call 5 failed");
+  }), "call 5 failed");
+  CHECK(p.measured().items == 300);
+}
 
 TEST_CASE("runner runs a workload and writes JSON and SVG") {
   const char* argv[] = {"t", "--repetitions", "2", "--warmup", "1", "--no-progress", "--mine"};

@@ -3,6 +3,7 @@
 // plus a few raw keys that are not tuples.
 #include <cli.hpp>  // tools/keyschema-dump (keyschema::dump_support)
 
+#include <keyschema/detail/schema/migration_record.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/memory_backend.hpp>
 #include <keyschema/schema.hpp>
@@ -12,6 +13,12 @@
 #include <keyschema/write_batch.hpp>
 #include <keyschema/leveldb.hpp>
 #include <keyschema/lmdb.hpp>
+#if KEYSCHEMA_DUMP_WITH_ROCKSDB
+#include <keyschema/rocksdb.hpp>
+#endif
+#if KEYSCHEMA_DUMP_WITH_SQLITE
+#include <keyschema/sqlite.hpp>
+#endif
 
 #include <support/temp_dir.hpp>
 
@@ -337,12 +344,16 @@ void check_program(const std::string& path, const std::string& backend) {
   CHECK(kd::run(args, broken, broken_err) == 2);
   CHECK(broken_err.str().find("writing the listing failed") != std::string::npos);
 
-  const std::string other = backend == "leveldb" ? "lmdb" : "leveldb";
+  const std::string other = backend == "lmdb" ? "leveldb" : "lmdb";
   const run_result wrong = run_tool({"--backend", other, path});
   CHECK(wrong.status == 2);
   CHECK(wrong.out.empty());
   CHECK(wrong.err.find(path) != std::string::npos);
-  CHECK(wrong.err.find(backend == "lmdb" ? "holds an LMDB database" : "holds a LevelDB database") != std::string::npos);
+  const std::string holds = backend == "lmdb"      ? "holds an LMDB database"
+                            : backend == "leveldb" ? "holds a LevelDB database"
+                            : backend == "rocksdb" ? "holds a RocksDB database"
+                                                   : "holds a SQLite database";
+  CHECK(wrong.err.find(holds) != std::string::npos);
   CHECK(wrong.err.find("keyschema::probe_engines") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(std::filesystem::path(path) / (other == "lmdb" ? "data.mdb" : "LOG")));
 }
@@ -391,6 +402,51 @@ TEST_CASE("keyschema-dump lists an LMDB database", "[dump][lmdb]") {
   check_program(path, "lmdb");
 }
 
+#if KEYSCHEMA_DUMP_WITH_ROCKSDB
+TEST_CASE("keyschema-dump lists a RocksDB database", "[dump][rocksdb]") {
+  ks::testing::temp_dir dir("dump-rocksdb");
+  const std::string path = dir / "db";
+  {
+    ks::store<broker, ks::rocksdb_backend> db(path);
+    populate(db);
+  }
+  {
+    ks::rocksdb_options o;
+    o.create_if_missing = false;
+    const ks::rocksdb_backend db(path, o);
+    check_listing(db);
+  }
+  check_program(path, "rocksdb");
+
+  SECTION("a database held by another handle is an open error naming the path") {
+    const ks::rocksdb_backend holder(path);
+    const run_result r = run_tool({path});
+    CHECK(r.status == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find(path) != std::string::npos);
+    CHECK(r.err.find("rocksdb::DB::Open") != std::string::npos);
+  }
+}
+#endif
+
+#if KEYSCHEMA_DUMP_WITH_SQLITE
+TEST_CASE("keyschema-dump lists an SQLite database", "[dump][sqlite]") {
+  ks::testing::temp_dir dir("dump-sqlite");
+  const std::string path = dir / "db";
+  {
+    ks::store<broker, ks::sqlite_backend> db(path);
+    populate(db);
+  }
+  {
+    ks::sqlite_options o;
+    o.create_if_missing = false;
+    const ks::sqlite_backend db(path, o);
+    check_listing(db);
+  }
+  check_program(path, "sqlite");
+}
+#endif
+
 TEST_CASE("keyschema-dump renders every key and value, never throwing on bad bytes", "[dump]") {
   const kd::dump_options text;
   kd::dump_options json;
@@ -416,6 +472,21 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
     CHECK(j == R"({"schema":{"hex":"6e6f6e73656e7365"}})");
     CHECK(kd::format_entry(ks::schema_key, "0123456789abcdef\nlay\tout\\", text) ==
           R"(# schema 0123456789abcdef lay\x09out\\)");
+  }
+  SECTION("the progress record of an unfinished ks::migrate is one line") {
+    ks::detail::migration_progress m;
+    m.from_fingerprint = "0123456789abcdef";
+    m.to_fingerprint = "fedcba9876543210";
+    m.keyspace = "message_metadata";
+    m.last_key = std::string("\x02q\x00", 3);
+    m.entries = 16;
+    const std::string rec = ks::detail::format_migration_progress(m);
+    CHECK(kd::format_entry(ks::migration_key, rec, text) ==
+          R"(# migration keyschema-migration/1\n0123456789abcdef\nfedcba9876543210\n0\nmessage_metadata\n027100\n16)");
+    const std::string j = kd::format_entry(ks::migration_key, rec, json);
+    CHECK(valid_json(j));
+    CHECK(j.rfind(R"({"migration":"keyschema-migration/1\n)", 0) == 0);
+    CHECK(kd::format_entry(ks::migration_key, "\xff", text) == "# migration x\"ff\"");
   }
   SECTION("a user type code after valid elements is flagged, with its offset") {
     const std::string k = ks::tuple::pack(1) + "Hello";
@@ -446,6 +517,22 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
       flagged += invalid ? 1 : 0;
     }
     CHECK(flagged > 100);
+  }
+  SECTION("prepared-transaction records are shown as prepared lines") {
+    ks::write_batch ops;
+    ops.put(ks::tuple::pack(1), "v");
+    ops.erase(ks::tuple::pack(2));
+    const std::string xid("x\0y", 3);
+    const std::string k = ks::detail::prepared_key(xid);
+    const std::string rec = ks::detail::encode_prepared(ops);
+    CHECK(kd::format_entry(k, rec, text) == R"(# prepared b"x\x00y" 2 writes)");
+    CHECK(kd::format_entry(k, rec, json) == R"({"prepared":{"xid":{"hex":"780079"},"writes":2}})");
+    const std::string bad = kd::format_entry(k, rec.substr(0, rec.size() - 1), text);
+    CHECK(bad.rfind(R"(# prepared b"x\x00y" (damaged record) )", 0) == 0);
+    CHECK(bad.find("checksum") != std::string::npos);
+    const std::string j = kd::format_entry(k, "junk", json);
+    CHECK(j.rfind(R"({"prepared":{"xid":{"hex":"780079"},"error":")", 0) == 0);
+    CHECK(valid_json(j));
   }
   SECTION("other keys starting with 0xff are flagged") {
     const std::string k = "\xff" "other";
@@ -594,7 +681,7 @@ TEST_CASE("keyschema-dump usage and open errors", "[dump][cli]") {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {},
              {"--frobnicate", dir.path().string()},
-             {"--backend", "rocksdb", dir.path().string()},
+             {"--backend", "berkeleydb", dir.path().string()},
              {"--limit", "-1", dir.path().string()},
              {"--limit"},
              {"--values", "pretty", dir.path().string()},

@@ -326,7 +326,7 @@ TEST_CASE("a read-only LMDB open of a database without a schema record says so",
   }
 }
 
-TEST_CASE("keyschema-dump names a RocksDB or SQLite database it will not read", "[foreign][dump]") {
+TEST_CASE("keyschema-dump names the database it cannot read", "[foreign][dump]") {
   ks::testing::temp_dir dir("dump-foreign");
   auto run = [](const std::string& path, std::string& err) {
     std::ostringstream out, e;
@@ -339,13 +339,13 @@ TEST_CASE("keyschema-dump names a RocksDB or SQLite database it will not read", 
   write_file(rocks / "CURRENT", "MANIFEST-000004\n");
   write_file(rocks / "OPTIONS-000007", "[Version]\n");
   std::string err;
-  CHECK(run(rocks.string(), err) == 2);
-  CHECK_THAT(err, Catch::Contains("RocksDB database (OPTIONS-000007)"));
+  CHECK(run(rocks.string(), err) == 2);  // detected as RocksDB; RocksDB refuses the missing MANIFEST
+  CHECK_THAT(err, Catch::Contains(rocks.string()) && Catch::Contains("(RocksDB)") && Catch::Contains("rocksdb::DB::Open"));
 
   const fs::path lite = dir / "app.db";
   write_file(lite, std::string("SQLite format 3\0", 16) + std::string(100, '\0'));
   CHECK(run(lite.string(), err) == 2);
-  CHECK_THAT(err, Catch::Contains("SQLite database"));
+  CHECK_THAT(err, Catch::Contains("a SQLite database file, not a directory"));
 
   const std::string foreign = dir / "foreign";  // a schema-less LevelDB lists fine: the tool needs no schema
   plyvel_write(foreign, 2);

@@ -1,7 +1,7 @@
 // keyschema-bench: chooses the store by measurement. Runs the broker workload and the field's
 // standard table through keyschema on every backend built in (memory, LevelDB, LMDB, and RocksDB
 // and SQLite when their adapters exist), at sync on and off, in one run; runs the write and read
-// workloads of the standard table on LevelDB's and LMDB's native APIs with hand-written keys in
+// workloads of the standard table on each engine's native API with hand-written keys in
 // the same run for the keyschema/native ratio; measures the machine's fsync rate first. Built on
 // <keyschema/comparison.hpp>: table on stdout, --json, --svg, progress on stderr.
 //
@@ -37,11 +37,19 @@
 #endif
 #if KEYSCHEMA_BENCH_WITH_ROCKSDB
 #include <keyschema/rocksdb.hpp>
+#include <rocksdb/cache.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
 #endif
 #if KEYSCHEMA_BENCH_WITH_SQLITE
 #include <keyschema/sqlite.hpp>
+#include <sqlite3.h>
 #endif
 
+#include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -52,6 +60,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -333,7 +342,10 @@ class lmdb_native final : public native_kv {
     check(::mdb_dbi_open(txn, nullptr, 0, &dbi_), "mdb_dbi_open");
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
-  ~lmdb_native() override { ::mdb_env_close(env_); }
+  ~lmdb_native() override {
+    for (MDB_txn* t : readers_) ::mdb_txn_abort(t);  // MDB_NOTLS: any thread may end them
+    ::mdb_env_close(env_);
+  }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     MDB_txn* txn = nullptr;
     check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
@@ -359,14 +371,16 @@ class lmdb_native final : public native_kv {
     }
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
+  // A read transaction per thread, renewed for each read and reset after it (as LMDB's docs
+  // advise for frequent short reads).
   bool get(const std::string& k, std::string& value) override {
-    MDB_txn* txn = nullptr;
-    check(::mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
+    MDB_txn* txn = thread_reader();
+    check(::mdb_txn_renew(txn), "mdb_txn_renew");
     std::string nk = native_key(k);
     MDB_val key{nk.size(), nk.data()}, val{};
     const int rc = ::mdb_get(txn, dbi_, &key, &val);
     if (rc == 0) value.assign(static_cast<const char*>(val.mv_data), val.mv_size);
-    ::mdb_txn_abort(txn);
+    ::mdb_txn_reset(txn);
     return rc == 0;
   }
   std::size_t range(const std::string& from, std::size_t n) override {
@@ -392,8 +406,192 @@ class lmdb_native final : public native_kv {
   static void check(int rc, const char* call) {
     if (rc != 0) throw std::runtime_error(std::string(call) + ": " + ::mdb_strerror(rc));
   }
+  // This thread's reset read transaction on this environment (made on first use). The
+  // generation tells this object from an earlier one at the same address.
+  MDB_txn* thread_reader() {
+    thread_local std::uint64_t gen = 0;
+    thread_local MDB_txn* txn = nullptr;
+    if (gen != gen_) {
+      MDB_txn* t = nullptr;
+      check(::mdb_txn_begin(env_, nullptr, MDB_RDONLY, &t), "mdb_txn_begin");
+      ::mdb_txn_reset(t);
+      std::lock_guard lk(readers_mu_);
+      readers_.push_back(t);
+      gen = gen_;
+      txn = t;
+    }
+    return txn;
+  }
+  static std::uint64_t next_generation() {
+    static std::atomic<std::uint64_t> n{0};
+    return ++n;
+  }
   MDB_env* env_ = nullptr;
   MDB_dbi dbi_ = 0;
+  const std::uint64_t gen_ = next_generation();
+  std::mutex readers_mu_;
+  std::vector<MDB_txn*> readers_;
+};
+#endif
+
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+// RocksDB with the adapter's default options (rocksdb_options{}): 8 MiB block cache, 10-bit
+// Bloom filter, Snappy, 64 MiB write buffer, paranoid checks, checksums verified on reads.
+class rocksdb_native final : public native_kv {
+ public:
+  rocksdb_native(const fs::path& dir, bool sync) {
+    ::rocksdb::Options o;
+    o.create_if_missing = true;
+    o.paranoid_checks = true;
+    o.wal_recovery_mode = ::rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+    o.track_and_verify_wals_in_manifest = true;
+    o.write_buffer_size = std::size_t{64} << 20;
+    o.max_open_files = 1000;
+    o.compression = ::rocksdb::kSnappyCompression;
+    ::rocksdb::BlockBasedTableOptions t;
+    t.block_cache = ::rocksdb::NewLRUCache(std::size_t{8} << 20);
+    t.filter_policy.reset(::rocksdb::NewBloomFilterPolicy(10));
+    o.table_factory.reset(::rocksdb::NewBlockBasedTableFactory(t));
+    ::rocksdb::DB* db = nullptr;
+    check(::rocksdb::DB::Open(o, (dir / "native").string(), &db), "rocksdb::DB::Open");
+    db_.reset(db);
+    wo_.sync = sync;
+    ro_.verify_checksums = true;
+  }
+  void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    ::rocksdb::WriteBatch b;
+    for (std::size_t i = first; i < last; ++i) b.Put(native_key(keys[i]), value_150);
+    check(db_->Write(wo_, &b), "rocksdb::DB::Write");
+  }
+  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+    ::rocksdb::WriteBatch b;
+    for (const auto& [k, v] : kvs) b.Put(k, v);
+    check(db_->Write(wo_, &b), "rocksdb::DB::Write");
+  }
+  bool get(const std::string& key, std::string& value) override {
+    const auto s = db_->Get(ro_, native_key(key), &value);
+    if (s.IsNotFound()) return false;
+    check(s, "rocksdb::DB::Get");
+    return true;
+  }
+  std::size_t range(const std::string& from, std::size_t n) override {
+    std::unique_ptr<::rocksdb::Iterator> it(db_->NewIterator(ro_));
+    std::size_t got = 0;
+    std::string copy;
+    for (it->Seek(native_key(from)); it->Valid() && got < n && it->key().starts_with("KV."); it->Next()) {
+      copy.assign(it->value().data(), it->value().size());
+      ++got;
+    }
+    check(it->status(), "rocksdb::Iterator");
+    return got;
+  }
+
+ private:
+  static void check(const ::rocksdb::Status& s, const char* call) {
+    if (!s.ok()) throw std::runtime_error(std::string(call) + ": " + s.ToString());
+  }
+  std::unique_ptr<::rocksdb::DB> db_;
+  ::rocksdb::WriteOptions wo_;
+  ::rocksdb::ReadOptions ro_;
+};
+#endif
+
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+// SQLite as the adapter sets it up: one STRICT, WITHOUT ROWID table of BLOB keys in WAL mode,
+// synchronous FULL (sync on) or NORMAL (sync off), 8 MiB page cache, statements prepared once,
+// one BEGIN IMMEDIATE ... COMMIT per batch.
+class sqlite_native final : public native_kv {
+ public:
+  sqlite_native(const fs::path& dir, bool sync) {
+    fs::create_directories(dir);
+    check(::sqlite3_open_v2((dir / "native.sqlite3").c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+          "sqlite3_open_v2");
+    exec("PRAGMA journal_mode = WAL");
+    exec(sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+    exec("PRAGMA cache_size = -8192");
+    exec("CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) STRICT, WITHOUT ROWID");
+    put_ = prepare("INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)");
+    get_ = prepare("SELECT v FROM kv WHERE k = ?1");
+    range_ = prepare("SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k LIMIT ?2");
+    begin_ = prepare("BEGIN IMMEDIATE");
+    commit_ = prepare("COMMIT");
+  }
+  ~sqlite_native() override {
+    for (sqlite3_stmt* st : {put_, get_, range_, begin_, commit_}) ::sqlite3_finalize(st);
+    ::sqlite3_close(db_);
+  }
+  void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    step_done(begin_, "BEGIN IMMEDIATE");
+    for (std::size_t i = first; i < last; ++i) put(native_key(keys[i]), value_150);
+    step_done(commit_, "COMMIT");
+  }
+  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+    step_done(begin_, "BEGIN IMMEDIATE");
+    for (const auto& [k, v] : kvs) put(k, v);
+    step_done(commit_, "COMMIT");
+  }
+  bool get(const std::string& key, std::string& value) override {
+    const std::string k = native_key(key);
+    ::sqlite3_bind_blob(get_, 1, k.data(), static_cast<int>(k.size()), SQLITE_STATIC);
+    const int rc = ::sqlite3_step(get_);
+    const bool found = rc == SQLITE_ROW;
+    if (found) value.assign(static_cast<const char*>(::sqlite3_column_blob(get_, 0)), static_cast<std::size_t>(::sqlite3_column_bytes(get_, 0)));
+    ::sqlite3_reset(get_);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) check(rc, "sqlite3_step");
+    return found;
+  }
+  std::size_t range(const std::string& from, std::size_t n) override {
+    const std::string k = native_key(from);
+    ::sqlite3_bind_blob(range_, 1, k.data(), static_cast<int>(k.size()), SQLITE_STATIC);
+    ::sqlite3_bind_int64(range_, 2, static_cast<sqlite3_int64>(n));
+    std::size_t got = 0;
+    std::string copy;
+    int rc;
+    while ((rc = ::sqlite3_step(range_)) == SQLITE_ROW) {
+      const auto* key = static_cast<const char*>(::sqlite3_column_blob(range_, 0));
+      const auto key_size = static_cast<std::size_t>(::sqlite3_column_bytes(range_, 0));
+      if (key_size < 3 || std::string_view(key, 3) != "KV.") break;
+      copy.assign(static_cast<const char*>(::sqlite3_column_blob(range_, 1)), static_cast<std::size_t>(::sqlite3_column_bytes(range_, 1)));
+      ++got;
+    }
+    ::sqlite3_reset(range_);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) check(rc, "sqlite3_step");
+    return got;
+  }
+
+ private:
+  void check(int rc, const char* call) const {
+    if (rc != SQLITE_OK) throw std::runtime_error(std::string(call) + ": " + ::sqlite3_errstr(rc));
+  }
+  void exec(const char* sql) {
+    char* msg = nullptr;
+    if (::sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+      const std::string what = msg != nullptr ? msg : "?";
+      ::sqlite3_free(msg);
+      throw std::runtime_error(std::string("sqlite3_exec: ") + sql + ": " + what);
+    }
+  }
+  sqlite3_stmt* prepare(const char* sql) {
+    sqlite3_stmt* st = nullptr;
+    check(::sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr), "sqlite3_prepare_v3");
+    return st;
+  }
+  void step_done(sqlite3_stmt* st, const char* what) {
+    const int rc = ::sqlite3_step(st);
+    ::sqlite3_reset(st);
+    if (rc != SQLITE_DONE) check(rc, what);
+  }
+  void put(const std::string& k, const std::string& v) {
+    ::sqlite3_bind_blob(put_, 1, k.data(), static_cast<int>(k.size()), SQLITE_STATIC);
+    ::sqlite3_bind_blob(put_, 2, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    step_done(put_, "INSERT");
+  }
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* put_ = nullptr;
+  sqlite3_stmt* get_ = nullptr;
+  sqlite3_stmt* range_ = nullptr;
+  sqlite3_stmt* begin_ = nullptr;
+  sqlite3_stmt* commit_ = nullptr;
 };
 #endif
 
@@ -484,6 +682,24 @@ struct table_workloads {
       });
   }
 
+  // random_reads from two threads at once on one store (the keys split between them).
+  auto random_reads_2_threads() const {
+    return [this](auto& db, cmp::probe& p) {
+      load(db, keys, 1000, {.sync = false}, nullptr);
+      p.parallel(2, sz.reads / 2, [&](unsigned t, std::uint64_t i) {
+        if (!db.template get<kv>({ks::bytes(keys[probes[2 * i + t]])}))
+          throw std::runtime_error("random_reads_2_threads: key missing");
+      });
+    };
+  }
+  void random_reads_2_threads_native(native_kv& db, cmp::probe& p) const {
+    native_load(db, keys, 1000, nullptr);
+    p.parallel(2, sz.reads / 2, [&](unsigned t, std::uint64_t i) {
+      thread_local std::string v;
+      if (!db.get(keys[probes[2 * i + t]], v)) throw std::runtime_error("random_reads_2_threads native: key missing");
+    });
+  }
+
   auto range_reads() const {
     return [this](auto& db, cmp::probe& p) {
       load(db, keys, 1000, {.sync = false}, nullptr);
@@ -520,7 +736,7 @@ void usage() {
   std::puts(
       "usage: keyschema-bench [--quick | --full | --scale F] [--backends memory,leveldb,lmdb,rocksdb,sqlite]\n"
       "         [--workloads publish,browse,consume,drain,drained_lookup,bulk_load,individual_writes,\n"
-      "                      batch_writes,random_reads,random_range_reads,removals]\n"
+      "                      batch_writes,random_reads,random_reads_2_threads,random_range_reads,removals]\n"
       "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
       "         [--json PATH] [--svg PATH] [--no-progress]\n"
       "Default: every backend and workload, 1 warm-up and 3 repetitions, --json keyschema-bench.json\n"
@@ -603,6 +819,12 @@ int main(int argc, char** argv) {
 #if KEYSCHEMA_BENCH_WITH_LMDB
     natives.emplace_back("lmdb", [](const fs::path& d, bool s) { return std::make_unique<lmdb_native>(d, s); });
 #endif
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+    natives.emplace_back("rocksdb", [](const fs::path& d, bool s) { return std::make_unique<rocksdb_native>(d, s); });
+#endif
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+    natives.emplace_back("sqlite", [](const fs::path& d, bool s) { return std::make_unique<sqlite_native>(d, s); });
+#endif
     br.run("publish", publish_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
     for (const auto& [name, open] : natives)
       br.run_native("publish", name, [&, open = open](const fs::path& d, cmp::probe& p) {
@@ -637,11 +859,14 @@ int main(int argc, char** argv) {
     KEYSCHEMA_BENCH_IF_ROCKSDB(t_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(t_sqlite)
 
     auto native = [&](const std::string& workload, void (table_workloads::*fn)(native_kv&, cmp::probe&) const) {
-      for (const auto& [name, open] : natives)
+      for (const auto& [name, open] : natives) {
+        // The SQLite native side shares one connection and its prepared statements: no concurrent reads.
+        if (workload == "random_reads_2_threads" && name == "sqlite") continue;
         tr.run_native(workload, name, [&, open = open](const fs::path& d, cmp::probe& p) {
           auto db = open(d, p.sync());
           (tw.*fn)(*db, p);
         });
+      }
     };
     tr.run("bulk_load", tw.bulk_load(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
     native("bulk_load", &table_workloads::bulk_load_native);
@@ -651,6 +876,8 @@ int main(int argc, char** argv) {
     native("batch_writes", &table_workloads::batch_writes_native);
     tr.run_reads("random_reads", tw.random_reads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
     native("random_reads", &table_workloads::random_reads_native);
+    tr.run_reads("random_reads_2_threads", tw.random_reads_2_threads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    native("random_reads_2_threads", &table_workloads::random_reads_2_threads_native);
     tr.run_reads("random_range_reads", tw.range_reads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
     native("random_range_reads", &table_workloads::range_reads_native);
     tr.run("removals", tw.removals(), KEYSCHEMA_BENCH_TABLE_BACKENDS);

@@ -1,25 +1,26 @@
 // tools/keyschema-dump/cli.hpp: the keyschema-dump command line: options, opening the
 // database, exit statuses.
 //
-//   keyschema-dump [--backend leveldb|lmdb] [--prefix TUPLE]... [--limit N] [--reverse]
+//   keyschema-dump [--backend leveldb|lmdb|rocksdb|sqlite] [--prefix TUPLE]... [--limit N] [--reverse]
 //                  [--json] [--values auto|hex|none] DIRECTORY
 //
 // run() is the whole program (main() only forwards to it), so tests can drive it with string
 // arguments and string streams. Exit statuses:
 //   0  the listing is complete (also when some keys were flagged as not being tuples)
 //   1  usage error: unknown option, bad argument, unparsable --prefix, a backend this build
-//      lacks, a directory that looks like both kinds of database; the message says which
-//   2  the database could not be opened or read (also: it is a RocksDB or SQLite database), or the
-//      output could not be written; the message
+//      lacks, a directory that holds the files of more than one engine; the message says which
+//   2  the database could not be opened or read, or the output could not be written; the message
 //      names the directory and the failing native call (e.g. [leveldb::DB::Open: 4], [mdb_env_open: 2])
 //
 // The database is opened for reading only. LMDB: MDB_RDONLY, so a writer process may keep
-// running; the listing is one consistent snapshot. LevelDB has no read-only mode: the directory
-// is opened without create_if_missing, nothing is written through the handle, but LevelDB itself
-// takes the LOCK file (a database held by a live process fails with "already open") and may
-// replay its write-ahead log into a new table file on open, as any LevelDB open does.
+// running; the listing is one consistent snapshot. LevelDB and RocksDB have no read-only mode in
+// their adapters: the directory is opened without create_if_missing, nothing is written through
+// the handle, but the engine itself takes the LOCK file (a database held by a live process fails
+// with "already open"/"lock") and may replay its write-ahead log into a new table file on open,
+// as any open does. SQLite: keyschema.sqlite3 is opened without create_if_missing and only read;
+// another process may keep writing (WAL mode), and the listing is one read transaction.
 //
-// KEYSCHEMA_DUMP_WITH_LEVELDB / KEYSCHEMA_DUMP_WITH_LMDB (1 or 0) select the backends compiled
+// KEYSCHEMA_DUMP_WITH_LEVELDB / _LMDB / _ROCKSDB / _SQLITE (1 or 0) select the backends compiled
 // in; by default each is on when its adapter header is reachable.
 //
 // Thread-safety: run() uses only its arguments and the streams it is given.
@@ -47,8 +48,29 @@
 #endif
 #endif
 
+#ifndef KEYSCHEMA_DUMP_WITH_ROCKSDB
+#if __has_include(<keyschema/rocksdb.hpp>) && __has_include(<rocksdb/db.h>)
+#define KEYSCHEMA_DUMP_WITH_ROCKSDB 1
+#else
+#define KEYSCHEMA_DUMP_WITH_ROCKSDB 0
+#endif
+#endif
+#ifndef KEYSCHEMA_DUMP_WITH_SQLITE
+#if __has_include(<keyschema/sqlite.hpp>) && __has_include(<sqlite3.h>)
+#define KEYSCHEMA_DUMP_WITH_SQLITE 1
+#else
+#define KEYSCHEMA_DUMP_WITH_SQLITE 0
+#endif
+#endif
+
 #if KEYSCHEMA_DUMP_WITH_LEVELDB
 #include <keyschema/leveldb.hpp>
+#endif
+#if KEYSCHEMA_DUMP_WITH_ROCKSDB
+#include <keyschema/rocksdb.hpp>
+#endif
+#if KEYSCHEMA_DUMP_WITH_SQLITE
+#include <keyschema/sqlite.hpp>
 #endif
 #if KEYSCHEMA_DUMP_WITH_LMDB
 #include <keyschema/lmdb.hpp>
@@ -67,7 +89,7 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace dump {
 
-enum class backend_kind { automatic, leveldb, lmdb };
+enum class backend_kind { automatic, leveldb, lmdb, rocksdb, sqlite };
 
 // A parsed command line.
 struct command {
@@ -81,13 +103,15 @@ struct command {
 inline constexpr std::string_view usage_text =
     "usage: keyschema-dump [OPTIONS] DIRECTORY\n"
     "\n"
-    "Lists the keys of a keyschema LevelDB or LMDB database in key order, one per line,\n"
+    "Lists the keys of a keyschema LevelDB, LMDB, RocksDB or SQLite database in key order,\n"
+    "one per line,\n"
     "each decoded as a FoundationDB tuple (no schema needed), with its value.\n"
     "\n"
     "Options:\n"
-    "  --backend leveldb|lmdb  the kind of database (default: detected from its files:\n"
-    "                          LevelDB's CURRENT, LMDB's data.mdb; RocksDB and SQLite\n"
-    "                          databases are recognised and refused)\n"
+    "  --backend leveldb|lmdb|rocksdb|sqlite\n"
+    "                          the kind of database (default: detected from its files:\n"
+    "                          LevelDB's CURRENT, LMDB's data.mdb, RocksDB's OPTIONS-*\n"
+    "                          or IDENTITY, SQLite's keyschema.sqlite3)\n"
     "  --prefix TUPLE          only keys starting with these elements, written like the\n"
     "                          output: '\"DESTINATION\",\"queue-1\"' or '(\"DESTINATION\", 7)'.\n"
     "                          Elements: \"text\", b\"bytes\", integers, floats (1.5, 1.5f),\n"
@@ -104,9 +128,11 @@ inline constexpr std::string_view usage_text =
     "Text lines:  (\"DESTINATION\", \"queue-1\", 42)  =  x\"0a0b\"   a key and a hex value\n"
     "             !b\"legacy.key\"  =  (7,)                        a key that is not a tuple\n"
     "             # schema <fingerprint> <layout>                the store's schema record\n"
+    "             # migration <progress>                         an unfinished ks::migrate\n"
     "Exit status: 0 done, 1 usage error, 2 the database could not be opened or read.\n"
-    "LevelDB allows one process at a time: a database held by a running program cannot be\n"
-    "listed (dump a copy of the directory). LMDB is opened read-only and may be listed live.\n";
+    "LevelDB and RocksDB allow one process at a time: a database held by a running program\n"
+    "cannot be listed (dump a copy of the directory). LMDB (opened read-only) and SQLite may\n"
+    "be listed live.\n";
 
 namespace detail {
 
@@ -135,7 +161,33 @@ inline std::uint64_t parse_limit(std::string_view v) {
 }
 
 inline std::string_view backend_name(backend_kind k) noexcept {
-  return k == backend_kind::leveldb ? "LevelDB" : k == backend_kind::lmdb ? "LMDB" : "automatic";
+  switch (k) {
+    case backend_kind::leveldb: return "LevelDB";
+    case backend_kind::lmdb: return "LMDB";
+    case backend_kind::rocksdb: return "RocksDB";
+    case backend_kind::sqlite: return "SQLite";
+    case backend_kind::automatic: break;
+  }
+  return "automatic";
+}
+
+inline backend_kind backend_of(storage_engine e) noexcept {
+  switch (e) {
+    case storage_engine::leveldb: return backend_kind::leveldb;
+    case storage_engine::lmdb: return backend_kind::lmdb;
+    case storage_engine::rocksdb: return backend_kind::rocksdb;
+    case storage_engine::sqlite: return backend_kind::sqlite;
+  }
+  return backend_kind::automatic;
+}
+
+inline storage_engine engine_of(backend_kind k) noexcept {
+  switch (k) {
+    case backend_kind::lmdb: return storage_engine::lmdb;
+    case backend_kind::rocksdb: return storage_engine::rocksdb;
+    case backend_kind::sqlite: return storage_engine::sqlite;
+    default: return storage_engine::leveldb;
+  }
 }
 
 // The exit status and message of an open or read failure.
@@ -157,34 +209,36 @@ inline backend_kind detect_backend(const std::filesystem::path& path, failure& f
   }
   // One probe serves the adapters and this tool: <keyschema/engine_probe.hpp>.
   const std::vector<engine_evidence> found = probe_engines(path);
-  bool leveldb = false, lmdb = false;
-  for (const engine_evidence& e : found) {
-    if (e.engine == storage_engine::leveldb) leveldb = true;
-    else if (e.engine == storage_engine::lmdb) lmdb = true;
-    else {
-      fail = {2, "cannot open '" + path.string() + "': it holds a " + std::string(engine_name(e.engine)) +
-                     " database (" + e.file + "); keyschema-dump reads LevelDB and LMDB databases only "
-                     "[keyschema::probe_engines]"};
-      return backend_kind::automatic;
-    }
-  }
   if (!fs::is_directory(st)) {
-    fail = {2, "cannot open '" + path.string() +
-                   "': not a directory (LevelDB and LMDB databases are directories) [std::filesystem::status: " +
+    const std::string what = found.empty() ? std::string("not a directory")
+                                           : "a " + std::string(engine_name(found.front().engine)) +
+                                                 " database file, not a directory";
+    fail = {2, "cannot open '" + path.string() + "': " + what +
+                   " (keyschema's LevelDB, LMDB, RocksDB and SQLite databases are directories) "
+                   "[std::filesystem::status: " +
                    std::to_string(static_cast<int>(std::errc::not_a_directory)) + "]"};
     return backend_kind::automatic;
   }
-  if (leveldb && lmdb) {
-    fail = {1, "'" + path.string() + "' holds both LevelDB files (CURRENT, MANIFEST-*, *.ldb) and LMDB files (data.mdb); choose with --backend"};
+  backend_kind kind = backend_kind::automatic;
+  bool mixed = false;
+  std::string files;
+  for (const engine_evidence& e : found) {
+    files += (files.empty() ? "" : ", ") + std::string(engine_name(e.engine)) + " (" + e.file + ")";
+    mixed = mixed || (kind != backend_kind::automatic && kind != backend_of(e.engine));
+    kind = backend_of(e.engine);
+  }
+  if (mixed) {
+    fail = {1, "'" + path.string() + "' holds the files of more than one engine: " + files + "; choose with --backend"};
     return backend_kind::automatic;
   }
-  if (!leveldb && !lmdb) {
+  if (kind == backend_kind::automatic) {
     fail = {2, "cannot open '" + path.string() +
-                   "': it holds neither a LevelDB database (no CURRENT file) nor an LMDB environment (no "
-                   "data.mdb file); give --backend to see the database's own error"};
+                   "': it holds no LevelDB database (no CURRENT file), LMDB environment (no data.mdb file), "
+                   "RocksDB database (no OPTIONS-* or IDENTITY file) or SQLite database (no keyschema.sqlite3); "
+                   "give --backend to see the database's own error"};
     return backend_kind::automatic;
   }
-  return leveldb ? backend_kind::leveldb : backend_kind::lmdb;
+  return kind;
 }
 
 // Opens `path` with Backend, lists it, and turns errors into a failure. Returns 0 or fills fail.
@@ -242,7 +296,9 @@ inline command parse_command_line(const std::vector<std::string_view>& args) {
     } else if (detail::option_value(args, i, "--backend", v)) {
       if (v == "leveldb") cmd.backend = backend_kind::leveldb;
       else if (v == "lmdb") cmd.backend = backend_kind::lmdb;
-      else throw usage_error("--backend must be leveldb or lmdb, not '" + std::string(v) + "'");
+      else if (v == "rocksdb") cmd.backend = backend_kind::rocksdb;
+      else if (v == "sqlite") cmd.backend = backend_kind::sqlite;
+      else throw usage_error("--backend must be leveldb, lmdb, rocksdb or sqlite, not '" + std::string(v) + "'");
     } else if (detail::option_value(args, i, "--prefix", v)) {
       cmd.options.prefix += parse_prefix(v);
     } else if (detail::option_value(args, i, "--limit", v)) {
@@ -295,8 +351,7 @@ inline int run(const std::vector<std::string_view>& args, std::ostream& out, std
 
   // A --backend that does not match the files: named before the engine opens (and creates) anything.
   try {
-    require_engine(cmd.path, cmd.backend == backend_kind::leveldb ? storage_engine::leveldb : storage_engine::lmdb,
-                   "keyschema-dump");
+    require_engine(cmd.path, detail::engine_of(cmd.backend), "keyschema-dump");
   } catch (const wrong_engine_error& e) {
     err << "keyschema-dump: cannot open '" << cmd.path.string() << "' (" << detail::backend_name(cmd.backend)
         << "): " << e.what() << '\n';
@@ -326,7 +381,7 @@ inline int run(const std::vector<std::string_view>& args, std::ostream& out, std
     err << "keyschema-dump: this build has no LevelDB support (rebuild with KEYSCHEMA_WITH_LEVELDB=ON)\n";
     return 1;
 #endif
-  } else {
+  } else if (cmd.backend == backend_kind::lmdb) {
 #if KEYSCHEMA_DUMP_WITH_LMDB
     status = detail::open_and_dump(cmd, out, fail, [&] {
       lmdb_options o;
@@ -336,6 +391,37 @@ inline int run(const std::vector<std::string_view>& args, std::ostream& out, std
     });
 #else
     err << "keyschema-dump: this build has no LMDB support (rebuild with KEYSCHEMA_WITH_LMDB=ON)\n";
+    return 1;
+#endif
+  } else if (cmd.backend == backend_kind::rocksdb) {
+#if KEYSCHEMA_DUMP_WITH_ROCKSDB
+    // As for LevelDB: RocksDB's DB::Open would create the directory's LOCK and LOG first.
+    std::error_code ec;
+    if (!std::filesystem::exists(cmd.path / "CURRENT", ec)) {
+      err << "keyschema-dump: cannot open '" << cmd.path.string()
+          << "' (RocksDB): no RocksDB database there (no CURRENT file); nothing was opened or created "
+             "[std::filesystem::exists: "
+          << (ec ? ec.value() : static_cast<int>(std::errc::no_such_file_or_directory)) << "]\n";
+      return 2;
+    }
+    status = detail::open_and_dump(cmd, out, fail, [&] {
+      rocksdb_options o;
+      o.create_if_missing = false;
+      return rocksdb_backend(cmd.path, o);
+    });
+#else
+    err << "keyschema-dump: this build has no RocksDB support (rebuild with KEYSCHEMA_WITH_ROCKSDB=ON)\n";
+    return 1;
+#endif
+  } else {
+#if KEYSCHEMA_DUMP_WITH_SQLITE
+    status = detail::open_and_dump(cmd, out, fail, [&] {
+      sqlite_options o;
+      o.create_if_missing = false;
+      return sqlite_backend(cmd.path, o);
+    });
+#else
+    err << "keyschema-dump: this build has no SQLite support (rebuild with KEYSCHEMA_WITH_SQLITE=ON)\n";
     return 1;
 #endif
   }

@@ -10,17 +10,22 @@
 //     ("DESTINATION", "queue-1", "MESSAGE_COUNT")  =  (17,)
 //     !b"legacy.key\xff"  =  x"31"
 //     # schema 3c2d5e6f7a8b9c0d keyschema-layout/1;message_metadata=raw{...};
+//     # migration keyschema-migration/1\n<from>\n<to>\n...   (only while a ks::migrate is unfinished)
 //   JSON lines (--json)
 //     {"key":["DESTINATION","queue-1","MESSAGE_METADATA",42],"value":{"hex":"0a0b0c"},"valid_key":true}
 //     {"key":{"hex":"6c6567..."},"value":{"hex":"31"},"valid_key":false,"error":"unknown type code 0x6c at byte 0"}
 //     {"schema":{"fingerprint":"3c2d5e6f7a8b9c0d","layout":"keyschema-layout/1;..."}}
+//     {"migration":"keyschema-migration/1\n..."}
 //
 // A key is valid when it decodes as a tuple of standard elements (plus keyschema's desc). A key
 // that does not (legacy dotted keys, corrupt bytes, FoundationDB user type codes 0x41..0x4f,
 // which keyschema never writes) is printed as escaped bytes and flagged; it never stops the dump.
 // Values are shown decoded when they are a non-empty valid tuple (values of tuple or scalar
 // value types), as hex otherwise (raw bytes values), or as the mode in dump_options says.
-// The reserved schema record (keyschema::schema_key) is printed as one "# schema" line.
+// The reserved schema record (keyschema::schema_key) is printed as one "# schema" line (its format
+// has not changed since it was introduced; the store compares it keyspace by keyspace), each
+// prepared-transaction record (keyschema/prepared.hpp) as one "# prepared" line, and the progress
+// record of an unfinished ks::migrate (keyschema::migration_key) as one "# migration" line.
 //
 // Thread-safety: pure functions; dump_entries() reads the backend through one cursor, as the
 // backend contract allows from any thread, and writes to `out`, which the caller must not share.
@@ -28,6 +33,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/store/prepared_record.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/tuple.hpp>
@@ -70,6 +76,7 @@ struct dump_stats {
   std::uint64_t entries = 0;       // lines written, all kinds
   std::uint64_t invalid_keys = 0;  // keys that are not tuples (flagged lines)
   std::uint64_t schema_records = 0;
+  std::uint64_t prepared_records = 0;  // prepared-transaction records (keyschema/prepared.hpp)
 };
 
 // The result of decoding one key or value as a tuple.
@@ -172,6 +179,64 @@ inline void append_schema(std::string& out, std::string_view value, bool json) {
   }
 }
 
+// A prepared-transaction record: its xid and number of writes, or why it does not decode.
+inline void append_prepared(std::string& out, std::string_view xid, std::string_view value, bool json) {
+  write_batch ops;
+  std::string damage;
+  try {
+    keyschema::detail::decode_prepared(xid, value, ops);
+  } catch (const decode_error& e) {
+    damage = e.what();
+  }
+  if (json) {
+    out += "{\"prepared\":{\"xid\":{\"hex\":\"";
+    append_hex(out, xid);
+    out += "\"},";
+    if (damage.empty()) {
+      out += "\"writes\":" + std::to_string(ops.size());
+    } else {
+      out += "\"error\":";
+      append_json_string(out, damage);
+    }
+    out += "}}";
+    return;
+  }
+  out += "# prepared ";
+  out += keyschema::detail::show_xid(xid);
+  if (damage.empty()) {
+    out += " " + std::to_string(ops.size()) + (ops.size() == 1 ? " write" : " writes");
+  } else {
+    out += " (damaged record) ";
+    out += damage;
+  }
+}
+
+// The progress record of an unfinished ks::migrate, escaped as the layout text is (or as hex when
+// it is not valid UTF-8).
+inline void append_migration(std::string& out, std::string_view value, bool json) {
+  const bool text = keyschema::detail::utf8_valid(value);
+  if (json) {
+    out += "{\"migration\":";
+    if (text) {
+      append_json_string(out, value);
+    } else {
+      out += "{\"hex\":\"";
+      append_hex(out, value);
+      out += "\"}";
+    }
+    out += '}';
+    return;
+  }
+  out += "# migration ";
+  if (text) {
+    append_layout_text(out, value);
+  } else {
+    out += "x\"";
+    append_hex(out, value);
+    out += '"';
+  }
+}
+
 inline void append_value(std::string& out, std::string_view value, value_format mode, bool json) {
   if (mode == value_format::automatic && !value.empty()) {
     const decoded_tuple d = decode_tuple(value);
@@ -196,6 +261,14 @@ inline void append_entry(std::string& out, std::string_view key, std::string_vie
   if (invalid != nullptr) *invalid = false;
   if (key == schema_key) {
     detail::append_schema(out, value, opts.json);
+    return;
+  }
+  if (const std::optional<std::string> xid = keyschema::detail::prepared_xid(key)) {
+    detail::append_prepared(out, *xid, value, opts.json);
+    return;
+  }
+  if (key == migration_key) {
+    detail::append_migration(out, value, opts.json);
     return;
   }
   const decoded_tuple k = decode_tuple(key);
@@ -267,6 +340,7 @@ void dump_entries(const Backend& db, const dump_options& opts, std::ostream& out
     ++stats.entries;
     if (invalid) ++stats.invalid_keys;
     if (key == schema_key) ++stats.schema_records;
+    if (key.starts_with(prepared_key_prefix) && keyschema::detail::prepared_xid(key)) ++stats.prepared_records;
     if (opts.limit && written >= *opts.limit) break;
   }
 }

@@ -128,7 +128,8 @@ TEST_CASE("reopening with another schema throws schema_error", "[conformance][pe
     auto other = backend_factory::open<broker_v2>(fx.dir());
     FAIL("a database written with another schema layout was opened");
   } catch (const ks::schema_error& e) {
-    CHECK_THAT(e.what(), Catch::Contains("message_count=packed<i64>") && Catch::Contains("message_count=packed<u64>"));
+    CHECK_THAT(e.what(), Catch::Contains("keyspace 'message_count': value codec packed<i64> stored, packed<u64> in this "
+                                         "program"));
   }
   // The refused open neither damaged nor kept the database.
   fx.reopen();

@@ -126,6 +126,42 @@ TEST_CASE("bounds that select nothing (lower above upper) yield nothing, also wi
   CHECK(count(db.scan<message_metadata>("q")) == 8);
 }
 
+TEST_CASE("writing while iterating a transaction's scan is safe; the scan sees the state as of its start",
+          "[conformance][transaction]") {
+  test_fixture fx;
+  auto& db = fx.db();
+  for (std::uint64_t id = 1; id <= 50; ++id) db.put<message_metadata>({"q", id}, bin("m" + std::to_string(id)));
+
+  auto tx = db.transaction();
+  tx.put<message_metadata>({"q", 60}, bin("pending"));
+  std::vector<std::uint64_t> seen;
+  for (const auto& e : tx.scan<message_metadata>(std::string("q"))) {
+    const std::uint64_t id = e.template get<"message_id">();
+    seen.push_back(id);
+    // Move each message one id up (erase it, write id + 100), and erase the next one ahead of the
+    // cursor: the open scan keeps showing the state as of its creation.
+    tx.erase<message_metadata>({"q", id});
+    tx.put<message_metadata>({"q", id + 100}, e.value);
+    if (id < 50) tx.erase<message_metadata>({"q", id + 1});
+  }
+  std::vector<std::uint64_t> expected;
+  for (std::uint64_t id = 1; id <= 50; ++id) expected.push_back(id);
+  expected.push_back(60);
+  CHECK(seen == expected);
+  // A scan begun now sees every write made while the first one was iterated.
+  std::vector<std::uint64_t> now;
+  for (const auto& e : tx.scan<message_metadata>(std::string("q"))) now.push_back(e.template get<"message_id">());
+  std::vector<std::uint64_t> moved;
+  for (std::uint64_t id = 1; id <= 50; ++id) moved.push_back(id + 100);
+  moved.insert(moved.begin() + 50, 160);
+  std::sort(moved.begin(), moved.end());
+  CHECK(now == moved);
+  tx.commit();
+  CHECK(count(db.scan<message_metadata>(std::string("q"))) == 51);
+  CHECK(lookup<message_metadata>(db, {"q", 101}) == show(bin("m1")));
+  CHECK_FALSE(db.contains<message_metadata>({"q", 1}));
+}
+
 TEST_CASE("transactions: commit, rollback, destruction, misuse", "[conformance][transaction]") {
   test_fixture fx;
   auto& db = fx.db();

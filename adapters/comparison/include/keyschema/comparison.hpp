@@ -55,6 +55,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <exception>
 #include <vector>
 
 #include <fcntl.h>
@@ -155,6 +156,46 @@ class probe {
     s_.items += items;
     ++s_.calls;
     s_.latencies_us.push_back(s * 1e6);
+  }
+
+  // Runs fn(t, i) for i in [0, ops_per_thread) on each of `threads` threads (t in [0, threads))
+  // at once, timing every call as one operation of one item. The run's time is the wall time
+  // from the first thread's start to the last one's end, so ops/s is the threads' combined rate;
+  // p50/p99 are over every call of every thread. fn must be safe to call from several threads
+  // (a store's reads are). The first exception of any thread is rethrown after all have ended;
+  // nothing is recorded then.
+  template <class F>
+  void parallel(unsigned threads, std::uint64_t ops_per_thread, F&& fn) {
+    std::vector<std::vector<double>> lat(threads);
+    std::vector<std::exception_ptr> failed(threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    {
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+          try {
+            lat[t].reserve(ops_per_thread);
+            for (std::uint64_t i = 0; i < ops_per_thread; ++i) {
+              const auto a = std::chrono::steady_clock::now();
+              fn(t, i);
+              lat[t].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
+            }
+          } catch (...) {
+            failed[t] = std::current_exception();
+          }
+        });
+      }
+      for (std::thread& th : pool) th.join();
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (const std::exception_ptr& e : failed)
+      if (e) std::rethrow_exception(e);
+    s_.seconds += s;
+    for (const auto& l : lat) {
+      s_.items += l.size();
+      s_.calls += l.size();
+      s_.latencies_us.insert(s_.latencies_us.end(), l.begin(), l.end());
+    }
   }
 
   // The durability of this run: write_options{.sync = sync()}; pass it to every commit.

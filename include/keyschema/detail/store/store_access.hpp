@@ -45,6 +45,13 @@ struct store_access {
   static backend_limits limits(const Sink& s) {
     return s.limits();
   }
+
+  // A store_transaction's pending writes (key -> value, std::nullopt for an erase), for
+  // prepare() (keyschema/prepared.hpp). REQUIRES: t is open.
+  template <class Transaction>
+  static auto& pending(Transaction& t) {
+    return t.pending_;
+  }
 };
 
 // The cursor type store_access::raw_cursor returns for Source.

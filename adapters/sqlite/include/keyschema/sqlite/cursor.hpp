@@ -2,9 +2,10 @@
 // one SQLite view.
 //
 // sqlite_backend::cursor() and sqlite_backend::write_transaction_type::cursor() return one. It
-// owns one prepared SELECT over the kv table (WHERE k >= lower [AND k < upper] ORDER BY k [DESC],
-// a range scan of the table's b-tree) with its bounds bound as copies, so the key_range it was
-// made from may go away. It reads one consistent state: the snapshot it was given (a copy of
+// holds one prepared SELECT over the kv table (WHERE k >= lower [AND k < upper] ORDER BY k [DESC],
+// a range scan of the table's b-tree), taken from its connection's idle statements and given back
+// reset when the cursor ends, with its bounds bound as copies, so the key_range it was made from
+// may go away. It reads one consistent state: the snapshot it was given (a copy of
 // which it keeps alive), the state its own statement fixed when it first stepped (no snapshot),
 // or the write transaction it was made from.
 //
@@ -34,6 +35,9 @@ class sqlite_cursor {
   sqlite_cursor(sqlite_cursor&& o) noexcept
       : view_(std::move(o.view_)),
         stmt_(std::move(o.stmt_)),
+        conn_(o.conn_),
+        reverse_(o.reverse_),
+        upper_(o.upper_),
         path_(o.path_),
         key_(o.key_),
         value_(o.value_),
@@ -43,6 +47,9 @@ class sqlite_cursor {
       release();
       view_ = std::move(o.view_);
       stmt_ = std::move(o.stmt_);
+      conn_ = o.conn_;
+      reverse_ = o.reverse_;
+      upper_ = o.upper_;
       path_ = o.path_;
       key_ = o.key_;
       value_ = o.value_;
@@ -81,22 +88,13 @@ class sqlite_cursor {
   // "sqlite3_bind_blob"; std::bad_alloc.
   sqlite_cursor(sqlite_detail::connection& conn, std::shared_ptr<sqlite_detail::view_state> view,
                 const key_range& range, const std::string* path)
-      : view_(std::move(view)), path_(path) {
+      : view_(std::move(view)), conn_(&conn), reverse_(range.reverse), upper_(!range.upper.empty()), path_(path) {
     std::unique_lock<std::mutex> lk;
     if (view_) lk = std::unique_lock(view_->mu);
-    const bool upper = !range.upper.empty();
-    std::string_view sql;
-    if (!range.reverse) {
-      sql = upper ? "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k"
-                  : "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k";
-    } else {
-      sql = upper ? "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k DESC"
-                  : "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k DESC";
-    }
     try {
-      stmt_ = conn.prepare(sql, where());
+      stmt_ = conn.take_cursor_stmt(reverse_, upper_, where());
       bind(1, range.lower);
-      if (upper) bind(2, range.upper);
+      if (upper_) bind(2, range.upper);
       step_locked();
     } catch (...) {
       // The destructor will not run: finalize under the view's mutex here.
@@ -133,13 +131,13 @@ class sqlite_cursor {
     if (rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(::sqlite3_db_handle(stmt_.get()), rc, where(), "sqlite3_step");
   }
 
-  // Finalizes the statement (under the view's mutex: it touches the shared connection) before
-  // the view is let go.
+  // Gives the statement back to its connection, reset (under the view's mutex: it touches the
+  // shared connection), before the view is let go.
   void release() noexcept {
     if (stmt_) {
       std::unique_lock<std::mutex> lk;
       if (view_) lk = std::unique_lock(view_->mu);
-      stmt_.reset();
+      conn_->give_back_cursor_stmt(reverse_, upper_, std::move(stmt_));
     }
     view_.reset();
     valid_ = false;
@@ -147,6 +145,8 @@ class sqlite_cursor {
 
   std::shared_ptr<sqlite_detail::view_state> view_;  // keeps the connection (and snapshot) alive
   sqlite_detail::stmt_ptr stmt_;
+  sqlite_detail::connection* conn_ = nullptr;  // stmt_'s connection, kept alive by view_ or the write transaction
+  bool reverse_ = false, upper_ = false;        // stmt_'s shape
   const std::string* path_;
   std::string_view key_, value_;
   bool valid_ = false;

@@ -86,6 +86,7 @@ class connection {
   connection& operator=(const connection&) = delete;
   ~connection() {
     for (auto& s : stmts_) s.reset();
+    for (auto& s : cursor_stmts_) s.reset();
     ::sqlite3_close_v2(db_);
   }
 
@@ -136,6 +137,33 @@ class connection {
     if (rc != SQLITE_DONE) throw_sqlite_error(db_, rc, where + " (" + ::sqlite3_sql(st) + ")", "sqlite3_step");
   }
 
+  // A cursor's SELECT over the kv table, in key order (reverse: descending), bounded below by ?1
+  // and, with upper, above by ?2. The connection keeps one idle statement per shape for reuse: a
+  // cursor takes it (or a newly prepared one when another cursor holds it) and gives it back with
+  // give_back_cursor_stmt, so a scan costs no sqlite3_prepare once the shape has been used.
+  // REQUIRES: the caller serializes use of this connection (as for every member).
+  // Errors: as prepare().
+  stmt_ptr take_cursor_stmt(bool reverse, bool upper, const std::string& where) {
+    static constexpr std::array<std::string_view, 4> sql = {
+        "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k",
+        "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k",
+        "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k DESC",
+        "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k DESC",
+    };
+    const std::size_t shape = (reverse ? 2 : 0) + (upper ? 1 : 0);
+    if (cursor_stmts_[shape]) return std::move(cursor_stmts_[shape]);
+    return prepare(sql[shape], where);
+  }
+  // Resets st (ending the read it holds: a statement left stepping keeps its read transaction,
+  // and with it the WAL, alive) and keeps it for the next cursor of its shape, or finalizes it
+  // when one is kept already.
+  void give_back_cursor_stmt(bool reverse, bool upper, stmt_ptr st) noexcept {
+    ::sqlite3_reset(st.get());
+    ::sqlite3_clear_bindings(st.get());
+    stmt_ptr& slot = cursor_stmts_[(reverse ? 2 : 0) + (upper ? 1 : 0)];
+    if (!slot) slot = std::move(st);
+  }
+
   // Ends a transaction without throwing (after a failure); a no-op outside one.
   void rollback_quietly() noexcept {
     if (::sqlite3_get_autocommit(db_) == 0) ::sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -160,6 +188,7 @@ class connection {
  private:
   sqlite3* db_ = nullptr;
   std::array<stmt_ptr, slot_count> stmts_;
+  std::array<stmt_ptr, 4> cursor_stmts_;  // idle cursor statements by shape (take_cursor_stmt)
 };
 
 // The reader connections of one backend.

@@ -1,0 +1,112 @@
+// keyschema/migrate.hpp: rewriting a database from one schema to another (schema migration).
+//
+// A store refuses a database whose recorded layout differs from its schema in a keyspace (see
+// store.hpp). ks::migrate<Old, New> converts such a database: it rewrites the entries of the old
+// schema's keyspaces into the new schema's, in bounded atomic batches, resumable after a crash,
+// and records the new schema only when everything is rewritten:
+//
+//   ks::leveldb_backend b(path);                       // the database, no store open on it
+//   ks::migrate<v1, v2>(b,
+//       ks::transform<v1_metadata>([](const ks::entry<v1_metadata>& e, ks::migration_writer<v2>& out) {
+//         out.put<metadata>({e.get<"destination">(), std::stoull(e.get<"message_id">())}, e.value);
+//       }),
+//       ks::drop<v1_scratch>);
+//   // then: ks::store<v2, ks::leveldb_backend> db(path);
+//
+// Steps, one per old keyspace at most:
+//   ks::transform<OldKS>(f)  f(const entry<OldKS>&, migration_writer<New>&) is called once per old
+//                            entry, in key order, and writes zero or more new entries (put, erase
+//                            of any keyspace of New); the old entry is erased first, in the same
+//                            batch, so writing the same key again replaces it;
+//   ks::drop<OldKS>          erases every entry of OldKS.
+// An old keyspace without a step must have a keyspace of the same name and identical layout in
+// New (keyspace_fingerprint): its entries are carried over untouched. Anything else does not
+// compile (static_assert naming the rule; the "required from" note names the keyspace).
+//
+// How it runs (and why a half-done migration is never ambiguous):
+//   1. Checks: the database's record is Old's (compared keyspace by keyspace, as a store does;
+//      a database that has New's record already returns at once: already_done), and every
+//      keyspace of New that is not an unchanged old one holds no key that is not an old entry.
+//      Then writes the progress record (migration_key) with sync: from here on a store refuses
+//      the database with schema_error "unfinished ks::migrate", with either schema.
+//   2. For each old keyspace with a step, in schema order: reads at most batch_entries old
+//      entries in key order after the progress mark, calls the step, and writes in ONE atomic
+//      batch the erase of those old keys, the new entries, and the progress record naming the
+//      keyspace and the last old key processed. A crash loses at most the batch being built; a
+//      rerun resumes after the last committed old key. Old and new keys may share bytes (same
+//      keyspace, changed value codec): every old key at or before the mark has been rewritten,
+//      every one after it has not. To keep that true, a step must not write a key that is also a
+//      key of an old keyspace still to be rewritten: of the keyspace being rewritten after the old
+//      key being processed, or of a later one with a step. Such a write throws schema_error
+//      naming the keyspaces, before anything of that batch is written.
+//   3. Writes New's record and erases the progress record in one atomic write with sync.
+//
+// Steps must be deterministic: a step may be called again for one entry when its output did not
+// fit the batch being filled (its first output is discarded) or after a crash (the batch that
+// held its output was never written).
+//
+// Thread-safety: migrate() uses the backend alone. REQUIRES: nothing else writes the database
+// while it runs (no store is open on it: an ordinary open is refused once step 1 is done, and
+// the engines' locks refuse a second open of the same path in most configurations).
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/detail/store/migration.hpp>
+#include <keyschema/entry.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/fingerprint.hpp>
+#include <keyschema/schema.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+// migrate_options (batch_entries: the most old entries one atomic batch rewrites, default 1000),
+// migrate_result (what a call did) and migration_writer<New> (what a transform writes into: put
+// and erase of New's keyspaces, with the errors of a batch's) are declared in
+// detail/store/migration.hpp.
+
+// The step rewriting old keyspace OldKS with f (see the top of this file). f is moved into it.
+template <class OldKS, class F>
+detail::transform_step<OldKS, std::decay_t<F>> transform(F&& f) {
+  return {std::forward<F>(f)};
+}
+// The step erasing every entry of old keyspace OldKS.
+template <class OldKS>
+inline constexpr detail::drop_step<OldKS> drop{};
+
+// Migrates the database of `backend` from schema Old to schema New (see the top of this file).
+// Returns what this call did. Ownership: the backend stays the caller's; steps are used during
+// the call only.
+// REQUIRES: valid_schema<Old>, valid_schema<New>; nothing else writes the database meanwhile.
+// Errors (what was committed before stays committed; rerunning the same call resumes):
+//   schema_error: the database's record is not Old's (names the keyspace and the difference, or
+//     the keyspaces not in Old), or it has none and holds keys; a keyspace new in New already
+//     holds keys that are no old entries (names it and the count); an unfinished migration
+//     between other schemas (names their fingerprints); a step wrote a key that would be read
+//     again as an old entry (see above);
+//   limit_error: the output of one old entry does not fit one atomic write of the backend;
+//   decode_error: an old entry does not decode as Old's types (names keyspace and key);
+//   keyschema::error: options.batch_entries is 0;
+//   backend_error from the engine; whatever a step throws (the batch it was filling is dropped).
+template <class Old, class New, class Backend, class... Steps>
+  requires backend<Backend>
+migrate_result migrate(Backend& backend, const migrate_options& options, Steps&&... steps) {
+  static_assert(valid_schema<Old> && valid_schema<New>,
+                "keyschema::migrate: Old and New must be valid schemas; check each with keyschema::valid_schema");
+  static_assert(detail::check_migration_steps<Old, New, std::remove_cvref_t<Steps>...>());
+  detail::migration_run<Old, New, Backend, std::remove_reference_t<Steps>...> run(backend, options, steps...);
+  return run.run();
+}
+// As above with default options.
+template <class Old, class New, class Backend, class... Steps>
+  requires(backend<Backend> && !(std::is_same_v<std::remove_cvref_t<Steps>, migrate_options> || ...))
+migrate_result migrate(Backend& backend, Steps&&... steps) {
+  return migrate<Old, New>(backend, migrate_options{}, std::forward<Steps>(steps)...);
+}
+
+KEYSCHEMA_END_NAMESPACE
