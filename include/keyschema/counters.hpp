@@ -32,6 +32,12 @@
 // its keys, which is not checked. A schema whose count does not match its counted keyspace does
 // not compile (the store's static_assert names both keyspaces and the field position).
 //
+// A count is maintained from the moment the records are written through a store whose schema
+// declares it: declaring one over records already stored does not count them. (Adding a keyspace
+// changes the schema fingerprint, so such a database is refused until it is migrated, and the
+// migration has to compute the counts. So does turning an integer keyspace into a count: the
+// layout names the count, "message_count=packed<i64>:count_of<message_metadata,1>{...}".)
+//
 // Cost: a write to a counted keyspace reads whether the key exists first (one point read per
 // key, at commit for batches). Batches over schemas without counts, and batches without adds,
 // are written exactly as before.
@@ -41,8 +47,10 @@
 
 #include <keyschema/detail/config.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -53,6 +61,29 @@ struct count_of {
   using keyschema_value_type = std::int64_t;  // the keyspace's value_type
   using counted_keyspace = Counted;
   static constexpr std::size_t group_fields = N;
+
+  // Names the derivation in the schema layout (fingerprint.hpp): "count_of<Counted's name,N>".
+  template <class Sink>
+  static constexpr void visit_layout(Sink& sink) {
+    sink("count_of<");
+    sink(Counted::name);
+    sink(",");
+    sink(std::string_view(digits_.data(), digit_count_));
+    sink(">");
+  }
+
+ private:
+  static constexpr std::size_t digit_count_ = [] {
+    std::size_t n = 1;
+    for (std::size_t v = N; v >= 10; v /= 10) ++n;
+    return n;
+  }();
+  static constexpr std::array<char, digit_count_> digits_ = [] {
+    std::array<char, digit_count_> a{};
+    std::size_t v = N;
+    for (std::size_t i = digit_count_; i-- > 0; v /= 10) a[i] = static_cast<char>('0' + v % 10);
+    return a;
+  }();
 };
 
 KEYSCHEMA_END_NAMESPACE

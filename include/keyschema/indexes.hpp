@@ -57,6 +57,15 @@ struct index_of {
   using keyschema_value_type = std::tuple<>;
   using indexed_keyspace = Record;
   using derive = Derive;
+
+  // Names the derivation in the schema layout (fingerprint.hpp): "index_of<Record's name>" (the
+  // derivation function itself has no name the layout could hold).
+  template <class Sink>
+  static constexpr void visit_layout(Sink& sink) {
+    sink("index_of<");
+    sink(Record::name);
+    sink(">");
+  }
 };
 
 namespace detail {

@@ -402,6 +402,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   // covers (honouring its bounds and limit). Returns how many entries it erased.
   template <class KS, std::size_t K, scan_mode M>
   std::size_t erase_range(const scan_view<KS, store_transaction, K, M>& view) {
+    static_assert(detail::check_writable<KS>());
     require_open();
     std::size_t n = 0;
     auto c = raw_cursor(view.range());

@@ -20,6 +20,11 @@ using small_counter = ks::keyspace<"small_counter", std::uint8_t, ks::lit<"SMALL
 using counters_schema = ks::schema<message, message_count, message_total, counter, small_counter>;
 
 static_assert(std::is_same_v<message_count::value_type, std::int64_t>);
+// The layout names a count: turning a plain integer keyspace into one is a schema change.
+using message_count_plain = ks::keyspace<"message_count", std::int64_t, ks::lit<"MESSAGE_COUNT">,
+                                         ks::field<"destination", std::string>>;
+static_assert(ks::layout<ks::schema<message, message_count>>::fingerprint !=
+              ks::layout<ks::schema<message, message_count_plain>>::fingerprint);
 
 // A store of counters_schema in a fresh directory.
 class counters_fixture {
