@@ -134,9 +134,11 @@ auto get_record(const Source& src, const typename Index::key_type& index_key) {
 // Erases the records of Index whose index entry's first field is before now, with their index
 // entries and declared counts, in transactions of at most batch_size records each (atomic each;
 // the whole is not: a crash midway leaves the later ones for the next sweep). Calls
-// callback(record key, record value) for each record inside its transaction, before it commits
-// (a callback that throws rolls that batch back and the exception propagates; earlier batches
-// stay committed). Reads only the due entries of the index and their records. Each batch holds
+// callback(record key, record value), or callback(tx, record key, record value) when it takes the
+// batch's store_transaction first, for each record inside its transaction, before it commits; a
+// callback given tx may write through it (erase the record's other keyspaces: its content, its
+// metadata elsewhere), atomically with the record's erase (a callback that throws rolls that
+// batch back and the exception propagates; earlier batches stay committed). Reads only the due entries of the index and their records. Each batch holds
 // the store's writer lock while it runs. Returns the number of records erased.
 // now: a value of (or losslessly convertible to) the index's first field's type, as any scan
 // bound: a std::chrono time point of a coarser or equal unit and the same clock.
@@ -161,7 +163,11 @@ std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& 
     for (const auto& ik : due) {
       const typename R::key_type rk = record_key<Index>(ik);
       if (std::optional<typename R::value_type> v = tx.template get<R>(rk)) {
-        callback(std::as_const(rk), std::as_const(*v));
+        if constexpr (std::is_invocable_v<Callback&, decltype(tx)&, const typename R::key_type&,
+                                          const typename R::value_type&>)
+          callback(tx, std::as_const(rk), std::as_const(*v));
+        else
+          callback(std::as_const(rk), std::as_const(*v));
         tx.template erase<R>(rk);  // erases its index entries (and updates counts) with it
         ++erased;
       }

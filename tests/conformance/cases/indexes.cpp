@@ -235,4 +235,27 @@ TEST_CASE("a prepared transaction's counts and index entries are derived again a
   CHECK(std::get<0>(*db.get<message>({"q", 1})) == 9000);
 }
 
+TEST_CASE("a sweep callback given the transaction writes atomically with each batch", "[conformance][index][sweep]") {
+  indexes_fixture fx;
+  auto& db = fx.db();
+  for (std::uint64_t id = 1; id <= 20; ++id) db.put<message>({"q", id}, expiring(static_cast<std::int64_t>(id)));
+  // Due messages move to "archive", never expiring: each move is atomic with the sweep's erase.
+  const std::size_t n = ks::sweep<expiry_index>(db, at_ms(13), 4, [](auto& tx, const message::key_type& k,
+                                                                    const message::value_type& v) {
+    tx.template put<message>({"archive", std::get<1>(k)}, expiring(0, std::get<1>(v)));
+  });
+  CHECK(n == 12);
+  CHECK(db.get<message_count>({"archive"}) == std::optional<std::int64_t>(12));
+  CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(8));
+  check_invariants(db);
+  // A callback that throws rolls its batch back, moves included.
+  CHECK_THROWS_AS(ks::sweep<expiry_index>(db, at_ms(100), 100, [](auto& tx, const message::key_type& k,
+                                                                   const message::value_type&) {
+    tx.template put<message>({"archive", 1000 + std::get<1>(k)}, expiring(0));
+    throw ks::error("stop");
+  }), ks::error);
+  CHECK(db.get<message_count>({"archive"}) == std::optional<std::int64_t>(12));
+  check_invariants(db);
+}
+
 }  // namespace keyschema::conformance::indexes
