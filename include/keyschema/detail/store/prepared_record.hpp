@@ -58,10 +58,13 @@ inline std::optional<std::string> prepared_xid(std::string_view key) noexcept {
   }
 }
 
-// xid as b"..." with control and non-ASCII bytes as \xNN, for messages.
+// xid as b"..." with control and non-ASCII bytes as \xNN, for messages; a long xid is cut after
+// 64 bytes: b"..."... (N bytes).
 inline std::string show_xid(std::string_view xid) {
+  constexpr std::size_t shown = 64;
   std::string out;
-  append_quoted(out, xid, true);
+  append_quoted(out, xid.substr(0, shown), true);
+  if (xid.size() > shown) out += "... (" + std::to_string(xid.size()) + " bytes)";
   return out;
 }
 
