@@ -4,7 +4,7 @@
 // add_message and remove_message write into a transaction (so a message is stored or removed
 // whole, with its count, content and expiry index, atomically with whatever else the caller's
 // transaction does, an XA branch included); the others are one transaction each, or bounded
-// transactions (sweep_expired, purge, remove_destination). The count is never written here: it
+// transactions (sweep_expired through ks::sweep, purge, remove_destination). The count is never written here: it
 // is a declared count (count_of) that the store keeps with the metadata.
 //
 // Errors: those of the store's transactions (backend_error, limit_error, conflict_error,
@@ -96,24 +96,15 @@ bool acknowledge(Store& db, std::uint64_t id) {
   return true;
 }
 
-// Not ks::sweep<expiry_index>: that erases the indexed records (the expiration times) with their
-// index entries, but a message's metadata and content must go in the same atomic write, and
-// sweep's callback cannot write into its transaction; so the due entries are read from the index
-// here, bounded the same way, and each message removed whole.
-// Removes the messages due before now, at most batch per transaction (each atomic; a crash leaves
-// the rest for the next sweep); reads only the due part of the expiry index. REQUIRES: batch > 0.
+// Removes the messages due before now: ks::sweep over the expiry index, at most batch messages
+// per transaction (each atomic; a crash leaves the rest for the next sweep), reading only the due
+// part of the index; the callback removes each message whole through the sweep's transaction.
+// REQUIRES: batch > 0.
 template <class Store>
 std::size_t sweep_expired(Store& db, millis now, std::size_t batch) {
-  std::size_t removed = 0;
-  for (;;) {
-    auto tx = db.transaction();
-    std::vector<expiry_index::key_type> due;
-    for (const auto& e : tx.template scan<expiry_index>().to(now).limit(batch).keys_only()) due.push_back(e.key);
-    if (due.empty()) return removed;
-    for (const auto& [at, destination, id] : due) remove_message(tx, destination, id);
-    tx.commit();
-    removed += due.size();
-  }
+  return ks::sweep<expiry_index>(db, now, batch, [](auto& tx, const message_expiration::key_type& k, const millis&) {
+    remove_message(tx, std::get<0>(k), std::get<1>(k));
+  });
 }
 
 // Removes every message of destination, at most batch per transaction (each atomic).

@@ -360,71 +360,65 @@ void check_program(const std::string& path, const std::string& backend) {
 
 }  // namespace
 
-TEST_CASE("keyschema-dump lists a LevelDB database", "[dump][leveldb]") {
-  ks::testing::temp_dir dir("dump-leveldb");
-  const std::string path = dir / "db";
+namespace {
+
+// Writes the fixture's entries through a store on Backend at path, lists them through a backend
+// reopened with `reopen` options (as the tool opens it), then runs the program on it.
+template <class Backend, class Options>
+void check_backend(const std::string& path, const std::string& name, const Options& reopen) {
   {
-    ks::store<broker, ks::leveldb_backend> db(path);
+    ks::store<broker, Backend> db(path);
     populate(db);
   }
   {
-    ks::leveldb_options o;
-    o.create_if_missing = false;
-    const ks::leveldb_backend db(path, o);
+    const Backend db(path, reopen);
     check_listing(db);
   }
-  check_program(path, "leveldb");
+  check_program(path, name);
+}
 
+// LevelDB and RocksDB take a lock: a database another handle holds is an open error naming the
+// path and the engine's open call.
+template <class Backend>
+void check_held_database(const std::string& path, const std::string& native_call) {
+  const Backend holder(path);
+  const run_result r = run_tool({path});
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find(path) != std::string::npos);
+  CHECK(r.err.find(native_call) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("keyschema-dump lists a LevelDB database", "[dump][leveldb]") {
+  ks::testing::temp_dir dir("dump-leveldb");
+  const std::string path = dir / "db";
+  ks::leveldb_options o;
+  o.create_if_missing = false;
+  check_backend<ks::leveldb_backend>(path, "leveldb", o);
   SECTION("a database held by another handle is an open error naming the path") {
-    const ks::leveldb_backend holder(path);
-    const run_result r = run_tool({path});
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.find(path) != std::string::npos);
-    CHECK(r.err.find("leveldb::DB::Open") != std::string::npos);
+    check_held_database<ks::leveldb_backend>(path, "leveldb::DB::Open");
   }
 }
 
 TEST_CASE("keyschema-dump lists an LMDB database", "[dump][lmdb]") {
   ks::testing::temp_dir dir("dump-lmdb");
-  const std::string path = dir / "env";
-  {
-    ks::store<broker, ks::lmdb_backend> db(path);
-    populate(db);
-  }
-  {
-    ks::lmdb_options o;
-    o.read_only = true;
-    o.create_if_missing = false;
-    const ks::lmdb_backend db(path, o);
-    check_listing(db);
-  }
-  check_program(path, "lmdb");
+  ks::lmdb_options o;
+  o.read_only = true;
+  o.create_if_missing = false;
+  check_backend<ks::lmdb_backend>(dir / "env", "lmdb", o);
 }
 
 #if KEYSCHEMA_DUMP_WITH_ROCKSDB
 TEST_CASE("keyschema-dump lists a RocksDB database", "[dump][rocksdb]") {
   ks::testing::temp_dir dir("dump-rocksdb");
   const std::string path = dir / "db";
-  {
-    ks::store<broker, ks::rocksdb_backend> db(path);
-    populate(db);
-  }
-  {
-    ks::rocksdb_options o;
-    o.create_if_missing = false;
-    const ks::rocksdb_backend db(path, o);
-    check_listing(db);
-  }
-  check_program(path, "rocksdb");
-
+  ks::rocksdb_options o;
+  o.create_if_missing = false;
+  check_backend<ks::rocksdb_backend>(path, "rocksdb", o);
   SECTION("a database held by another handle is an open error naming the path") {
-    const ks::rocksdb_backend holder(path);
-    const run_result r = run_tool({path});
-    CHECK(r.status == 2);
-    CHECK(r.out.empty());
-    CHECK(r.err.find(path) != std::string::npos);
-    CHECK(r.err.find("rocksdb::DB::Open") != std::string::npos);
+    check_held_database<ks::rocksdb_backend>(path, "rocksdb::DB::Open");
   }
 }
 #endif
@@ -432,18 +426,9 @@ TEST_CASE("keyschema-dump lists a RocksDB database", "[dump][rocksdb]") {
 #if KEYSCHEMA_DUMP_WITH_SQLITE
 TEST_CASE("keyschema-dump lists an SQLite database", "[dump][sqlite]") {
   ks::testing::temp_dir dir("dump-sqlite");
-  const std::string path = dir / "db";
-  {
-    ks::store<broker, ks::sqlite_backend> db(path);
-    populate(db);
-  }
-  {
-    ks::sqlite_options o;
-    o.create_if_missing = false;
-    const ks::sqlite_backend db(path, o);
-    check_listing(db);
-  }
-  check_program(path, "sqlite");
+  ks::sqlite_options o;
+  o.create_if_missing = false;
+  check_backend<ks::sqlite_backend>(dir / "db", "sqlite", o);
 }
 #endif
 

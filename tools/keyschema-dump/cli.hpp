@@ -241,6 +241,19 @@ inline backend_kind detect_backend(const std::filesystem::path& path, failure& f
   return kind;
 }
 
+// LevelDB's and RocksDB's DB::Open create the directory, its LOCK file and a new info LOG before
+// they notice that CURRENT is missing: checked first, so that a mistyped path leaves nothing
+// behind. Returns false after writing the message to err.
+inline bool has_current_file(const command& cmd, std::ostream& err) {
+  std::error_code ec;
+  if (std::filesystem::exists(cmd.path / "CURRENT", ec)) return true;
+  const std::string_view name = backend_name(cmd.backend);
+  err << "keyschema-dump: cannot open '" << cmd.path.string() << "' (" << name << "): no " << name
+      << " database there (no CURRENT file); nothing was opened or created [std::filesystem::exists: "
+      << (ec ? ec.value() : static_cast<int>(std::errc::no_such_file_or_directory)) << "]\n";
+  return false;
+}
+
 // Opens `path` with Backend, lists it, and turns errors into a failure. Returns 0 or fills fail.
 template <class Open>
 int open_and_dump(const command& cmd, std::ostream& out, failure& fail, Open&& open) {
@@ -361,16 +374,7 @@ inline int run(const std::vector<std::string_view>& args, std::ostream& out, std
   int status = 0;
   if (cmd.backend == backend_kind::leveldb) {
 #if KEYSCHEMA_DUMP_WITH_LEVELDB
-    // LevelDB's DB::Open creates the directory, its LOCK file and a new info LOG before it
-    // notices that CURRENT is missing: check first so that a mistyped path leaves nothing behind.
-    std::error_code ec;
-    if (!std::filesystem::exists(cmd.path / "CURRENT", ec)) {
-      err << "keyschema-dump: cannot open '" << cmd.path.string()
-          << "' (LevelDB): no LevelDB database there (no CURRENT file); nothing was opened or created "
-             "[std::filesystem::exists: "
-          << (ec ? ec.value() : static_cast<int>(std::errc::no_such_file_or_directory)) << "]\n";
-      return 2;
-    }
+    if (!detail::has_current_file(cmd, err)) return 2;
     status = detail::open_and_dump(cmd, out, fail, [&] {
       leveldb_options o;
       o.create_if_missing = false;
@@ -395,15 +399,7 @@ inline int run(const std::vector<std::string_view>& args, std::ostream& out, std
 #endif
   } else if (cmd.backend == backend_kind::rocksdb) {
 #if KEYSCHEMA_DUMP_WITH_ROCKSDB
-    // As for LevelDB: RocksDB's DB::Open would create the directory's LOCK and LOG first.
-    std::error_code ec;
-    if (!std::filesystem::exists(cmd.path / "CURRENT", ec)) {
-      err << "keyschema-dump: cannot open '" << cmd.path.string()
-          << "' (RocksDB): no RocksDB database there (no CURRENT file); nothing was opened or created "
-             "[std::filesystem::exists: "
-          << (ec ? ec.value() : static_cast<int>(std::errc::no_such_file_or_directory)) << "]\n";
-      return 2;
-    }
+    if (!detail::has_current_file(cmd, err)) return 2;
     status = detail::open_and_dump(cmd, out, fail, [&] {
       rocksdb_options o;
       o.create_if_missing = false;
