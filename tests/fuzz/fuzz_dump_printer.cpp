@@ -121,7 +121,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   bool invalid = false;
   ks::dump::append_entry(line, key, value, opts, &invalid);
   KEYSCHEMA_FUZZ_CHECK(line.find('\n') == std::string::npos, "the line holds a raw newline: " + line);
-  if (key == ks::schema_key) return 0;
+  // The reserved records (schema, unfinished migration, prepared transactions) are printed as
+  // their own "# ..." lines (JSON: {"schema"...}, {"migration"...}, {"prepared"...}), not as keys.
+  if (key == ks::schema_key || key == ks::migration_key || ks::detail::prepared_xid(key)) {
+    KEYSCHEMA_FUZZ_CHECK(line.rfind(opts.json ? "{\"" : "# ", 0) == 0, "a reserved record's line: " + line);
+    return 0;
+  }
   const ks::dump::decoded_tuple d = ks::dump::decode_tuple(key);
   KEYSCHEMA_FUZZ_CHECK(invalid == !d.valid, "the invalid-key flag disagrees with decode_tuple");
   if (opts.json) {
