@@ -24,7 +24,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
   endif()
   set(ENV{LC_ALL} C)
   set(ENV{GCC_COLORS} "")
-  execute_process(COMMAND "${CMAKE_COMMAND}" --build "${DOC_BUILD_DIR}" --target "${DOC_TARGET}" ${config_args}
+  # Two compilers at once: a document holds dozens of blocks, each its own translation unit.
+  execute_process(COMMAND "${CMAKE_COMMAND}" --build "${DOC_BUILD_DIR}" --target "${DOC_TARGET}" --parallel 2 ${config_args}
                   RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "keyschema-doc-test: a C++ block of the document does not compile "
@@ -86,8 +87,9 @@ function(keyschema_add_doc_tests)
       target_link_libraries(${target} PRIVATE keyschema::rocksdb)
     endif()
     keyschema_warnings(${target})
-    # Only the front end matters; fragments may declare what they do not use.
-    target_compile_options(${target} PRIVATE -O0 -Wno-unused -Wno-unused-parameter)
+    # Only the front end matters (keyschema_syntax_only); fragments may declare what they do not use.
+    keyschema_syntax_only(${target})
+    target_compile_options(${target} PRIVATE -Wno-unused -Wno-unused-parameter)
     add_test(NAME docs.${name}
              COMMAND "${CMAKE_COMMAND}" "-DDOC_SUMMARY=${out}/${slug}.summary" -DDOC_TARGET=${target}
                      "-DDOC_BUILD_DIR=${PROJECT_BINARY_DIR}" -DDOC_CONFIG=$<CONFIG>

@@ -446,9 +446,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   std::size_t erase_prefix_all(const P&... prefix) {
     static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
     static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
-    std::size_t n = 0;
-    ((n += erase_prefix<KS>(prefix...)), ...);
-    return n;
+    return detail::erase_prefix_each<KS...>(*this, prefix...);
   }
 
   // Applies every write atomically with the durability of opts and releases the writer lock.
@@ -832,9 +830,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   std::size_t erase_prefix_all(const P&... prefix) {
     static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
     static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
-    std::size_t n = 0;
-    ((n += erase_prefix<KS>(prefix...)), ...);
-    return n;
+    return detail::erase_prefix_each<KS...>(*this, prefix...);
   }
 
   // Compacts the key range of scan<KS>(prefix...) on a backend_with_compact_range (LevelDB,

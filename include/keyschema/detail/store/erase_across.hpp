@@ -1,9 +1,11 @@
-// keyschema/detail/store/erase_across.hpp: the compile-time checks of erase_prefix_all<KS...>
-// (store and transaction, store.hpp): every listed keyspace is in the schema, and the prefix
-// values are valid leading field values of every one of them. Each failure is a static_assert
-// in a diagnostic template whose arguments name the keyspace.
+// keyschema/detail/store/erase_across.hpp: erase_prefix_all<KS...> of the store and of a
+// transaction (store.hpp): the compile-time checks (every listed keyspace is in the schema, and
+// the prefix values are valid leading field values of every one of them; each failure is a
+// static_assert in a diagnostic template whose arguments name the keyspace) and the loop both
+// share.
 //
-// Thread-safety: compile-time only.
+// Thread-safety: the checks are compile-time only; erase_prefix_each is as thread-safe as the
+// target's erase_prefix.
 #pragma once
 
 #include <keyschema/detail/config.hpp>
@@ -47,6 +49,16 @@ constexpr bool check_erase_prefix_all() {
   } else {
     return check_prefix_arguments<KS, P...>();
   }
+}
+
+// erase_prefix<KS>(prefix...) on target (a store or a transaction) for each KS in the order
+// listed; returns the total erased. The body of both erase_prefix_all members, which check the
+// arguments (check_erase_prefix_all) before calling it. Errors: those of target's erase_prefix.
+template <class... KS, class Target, class... P>
+std::size_t erase_prefix_each(Target& target, const P&... prefix) {
+  std::size_t n = 0;
+  ((n += target.template erase_prefix<KS>(prefix...)), ...);
+  return n;
 }
 
 }  // namespace detail
