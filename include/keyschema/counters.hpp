@@ -28,8 +28,8 @@
 // store::write of a raw write_batch, and each chunk of erase_range / erase_prefix). So after a
 // crash a count always equals the number of records it counts. A count that reaches 0 is erased:
 // get returns std::nullopt, never 0. Writing a count keyspace directly (put, erase, add) does not
-// compile ("maintained by the store"); a raw write_batch given to store::write can still write
-// its keys, which is not checked. A schema whose count does not match its counted keyspace does
+// compile ("maintained by the store"); a raw write_batch given to store::write that puts or
+// erases one of its keys is refused (key_error naming the keyspace; nothing is written). A schema whose count does not match its counted keyspace does
 // not compile (the store's static_assert names both keyspaces and the field position).
 //
 // A count is maintained from the moment the records are written through a store whose schema

@@ -16,7 +16,9 @@
 // read their own index changes), store::write and each chunk of erase_range / erase_prefix.
 // A schema whose Derive cannot be called with (const Record::key_type&, const Record::value_type&)
 // returning something convertible to std::optional<index key_type> does not compile
-// (keyschema::index_of: ...). Writing an index keyspace directly does not compile either.
+// (keyschema::index_of: ...). Writing an index keyspace directly does not compile either, and a
+// raw write_batch given to store::write that puts or erases an index key is refused (key_error
+// naming the keyspace; nothing is written).
 // The index key should hold the record's key fields (by the same names), so that entries of two
 // records never collide and record_key<Index>() / get_record<Index>() can find the record.
 //

@@ -746,12 +746,16 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     commit_locked(scratch_, &scratch_adds_, opts);
   }
 
-  // Applies a byte-level batch atomically (what batch::commit does). Declared counts of the
-  // records it writes are updated in the same atomic write (counters.hpp).
-  // Errors: limit_error when b holds more operations or bytes than the backend's limits allow
-  // per atomic write (names the keyspaces, the limit, the size and the maximum); nothing was
-  // written. backend_error / limit_error from the engine; nothing was written.
+  // Applies a byte-level batch atomically (what batch::commit does). Declared counts and index
+  // entries of the records it writes are updated in the same atomic write (counters.hpp,
+  // indexes.hpp).
+  // Errors: key_error when b puts or erases a key of a keyspace the store maintains (a declared
+  // count or an index; names the key, the keyspace and the records to write instead); limit_error
+  // when b holds more operations or bytes than the backend's limits allow per atomic write (names
+  // the keyspaces, the limit, the size and the maximum); backend_error / limit_error from the
+  // engine. Nothing was written then.
   void write(const write_batch& b, const write_options& opts = {}) {
+    detail::derived_writes<Schema>::refuse_maintained("keyschema::store::write: the raw write_batch", b);
     write_resolved(b, nullptr, opts);
   }
 

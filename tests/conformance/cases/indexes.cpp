@@ -127,6 +127,33 @@ TEST_CASE("an index follows its records: put, overwrite, erase, in every kind of
   check_invariants(db);
 }
 
+TEST_CASE("a raw write_batch writing an index entry is refused, naming the keyspace; nothing is written",
+          "[conformance][indexes][error]") {
+  indexes_fixture fx;
+  auto& db = fx.db();
+  db.put<message>({"q", 1}, expiring(100));
+  std::string stale, forged;
+  ks::detail::key_codec<expiry_index>::encode(stale, expiry_index::key_type(at_ms(100), "q", 1));
+  ks::detail::key_codec<expiry_index>::encode(forged, expiry_index::key_type(at_ms(5), "q", 9));
+  for (const bool put : {true, false}) {
+    ks::write_batch raw;
+    if (put)
+      raw.put(forged, "");
+    else
+      raw.erase(stale);
+    try {
+      db.write(raw);
+      FAIL("a raw write of an index entry was written");
+    } catch (const ks::key_error& e) {
+      CHECK_THAT(e.what(), Catch::Contains(put ? " puts" : " erases") && Catch::Contains("'expiry_index'") &&
+                               Catch::Contains("an index") && Catch::Contains("records of 'message'") &&
+                               Catch::Contains("Nothing was written"));
+    }
+  }
+  CHECK(index_entries(db) == std::vector<std::string>{"100 \"q\" 1"});
+  check_invariants(db);
+}
+
 TEST_CASE("sweep erases what is due with its index entries and counts, in bounded batches",
           "[conformance][indexes][sweep]") {
   indexes_fixture fx;

@@ -213,6 +213,18 @@ struct derived_writes<schema<K...>> {
     return (maintained_match<K>(key) || ...);
   }
 
+  // Throws key_error when b puts or erases a key of a keyspace the store maintains (a declared
+  // count or an index): written directly, it would no longer equal what it derives from. what
+  // opens the message ("keyschema::store::write: the raw write_batch"). Nothing is written.
+  static void refuse_maintained(std::string_view what, const write_batch& b) {
+    if constexpr (any) {
+      for (const write_batch::op o : b) (void)(refuse_key<K>(what, o) || ...);
+    } else {
+      (void)what;
+      (void)b;
+    }
+  }
+
   // Puts key -> value in st, first updating what depends on it.
   static void put(write_overlay& st, std::string_view key, std::string_view value) {
     if constexpr (any) (void)(on_write<K>(st, key, &value) || ...);
@@ -257,6 +269,32 @@ struct derived_writes<schema<K...>> {
       return key_codec<M>::matches(key);
     else
       return false;
+  }
+
+  template <class M>
+  static bool refuse_key(std::string_view what, write_batch::op o) {
+    if constexpr (is_maintained_keyspace<M>) {
+      if (!key_codec<M>::matches(o.key)) return false;
+      std::string msg(what);
+      msg += o.kind == write_batch::op_kind::put ? " puts" : " erases";
+      msg += " key " + describe_key(o.key) + " of keyspace '" + std::string(M::name) + "', ";
+      if constexpr (is_count_keyspace<M>) {
+        using R = typename M::value_marker::counted_keyspace;
+        msg += "a declared count (count_of<" + std::string(R::name) +
+               ">) the store maintains: written directly it would differ from the number of records it counts. "
+               "Write the records of '" + std::string(R::name) + "' instead; their counts follow";
+      } else {
+        using R = typename M::value_marker::indexed_keyspace;
+        msg += "an index (index_of<" + std::string(R::name) +
+               ">) the store maintains: written directly it would differ from the records it indexes. "
+               "Write the records of '" + std::string(R::name) + "' instead; their index entries follow";
+      }
+      throw key_error(msg + ". Nothing was written");
+    } else {
+      (void)what;
+      (void)o;
+      return false;
+    }
   }
 
   template <class R>
