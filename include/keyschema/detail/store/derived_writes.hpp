@@ -31,7 +31,9 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +81,10 @@ inline constexpr bool is_maintained_keyspace = is_count_keyspace<KS> || is_index
 // KS's value can be added to: an integer type other than bool.
 template <class V>
 inline constexpr bool addable_value = std::integral<V> && !std::same_as<V, bool> && value_encodable<V>;
+
+// The adds of a store_transaction still recorded as deltas: key -> the sum of its deltas (see
+// store_transaction::add).
+using pending_deltas = std::map<std::string, std::int64_t, std::less<>>;
 
 // --- the overlay ------------------------------------------------------------------------------------
 
@@ -256,6 +262,12 @@ struct derived_writes<schema<K...>> {
     put(st, key, enc);
   }
 
+  // Adds delta to the value of key in st when key is a key of a keyspace whose value is an integer
+  // and that the store does not maintain; returns false, doing nothing, otherwise. Errors: as add.
+  static bool add_any(write_overlay& st, std::string_view key, std::int64_t delta) {
+    return (add_if<K>(st, key, delta) || ...);
+  }
+
   // The apply function a batch records for an add to KS.
   template <class KS>
   static void apply_add(write_overlay& st, std::string_view key, std::int64_t delta) {
@@ -269,6 +281,20 @@ struct derived_writes<schema<K...>> {
       return key_codec<M>::matches(key);
     else
       return false;
+  }
+
+  template <class KS>
+  static bool add_if(write_overlay& st, std::string_view key, std::int64_t delta) {
+    if constexpr (addable_value<typename KS::value_type> && !is_maintained_keyspace<KS>) {
+      if (!key_codec<KS>::matches(key)) return false;
+      add<KS>(st, key, delta);
+      return true;
+    } else {
+      (void)st;
+      (void)key;
+      (void)delta;
+      return false;
+    }
   }
 
   template <class M>
