@@ -239,6 +239,43 @@ TEST_CASE("evolution: a renamed keyspace is refused as an added keyspace with ke
   d.close(db);
 }
 
+// An index of message_metadata by message id, in its first derivation and with its version bumped.
+struct by_id {
+  std::optional<std::tuple<std::uint64_t, std::string>> operator()(const message_metadata::key_type& k,
+                                                                  const ks::bytes&) const {
+    return std::tuple(std::get<1>(k), std::get<0>(k));
+  }
+};
+template <std::size_t Version>
+using by_id_index = ks::keyspace<"by_id", ks::index_of<message_metadata, by_id, Version>, ks::lit<"BY_ID">,
+                                 ks::field<"message_id", std::uint64_t>, ks::field<"destination", std::string>>;
+using v1_by_id = ks::schema<message_metadata, by_id_index<1>>;
+using v1_by_id_bumped = ks::schema<message_metadata, by_id_index<2>>;
+// Version 1, the default, leaves the layout as it was before versions existed.
+using by_id_unversioned = ks::keyspace<"by_id", ks::index_of<message_metadata, by_id>, ks::lit<"BY_ID">,
+                                       ks::field<"message_id", std::uint64_t>, ks::field<"destination", std::string>>;
+static_assert(std::is_same_v<by_id_unversioned, by_id_index<1>>);
+
+TEST_CASE("evolution: bumping an index's version refuses a database its old derivation wrote", "[conformance][evolution][index]") {
+  CHECK_THAT(ks::layout<v1_by_id>::record(), Catch::Contains(":index_of<message_metadata>{"));
+  CHECK_THAT(ks::layout<v1_by_id_bumped>::record(), Catch::Contains(":index_of<message_metadata,v2>{"));
+  database d;
+  {
+    auto db = d.open<v1_by_id>();
+    db->put<message_metadata>({"q", 7}, bin("m"));
+    CHECK(count(db->scan<by_id_index<1>>()) == 1);
+    d.close(db);
+  }
+  const std::string e = d.open_error<v1_by_id_bumped>();
+  INFO(e);
+  CHECK_THAT(e, Catch::Contains("keyspace 'by_id'") && Catch::Contains("index_of<message_metadata,v2>"));
+  CHECK(one_short_line(e));
+  CHECK(d.record() == ks::layout<v1_by_id>::record());  // the refused open changed nothing
+  auto db = d.open<v1_by_id>();  // the version that wrote it still opens it
+  CHECK(count(db->scan<by_id_index<1>>()) == 1);
+  d.close(db);
+}
+
 TEST_CASE("evolution: a count added to records that exist is refused", "[conformance][evolution]") {
   using metadata_count = ks::keyspace<"metadata_count", ks::count_of<message_metadata, 1>, ks::lit<"METADATA_COUNT">,
                                       ks::field<"destination", std::string>>;
