@@ -268,6 +268,20 @@ struct derived_writes<schema<K...>> {
     return (add_if<K>(st, key, delta) || ...);
   }
 
+  // Adds to st what the record (rk, v) of R contributes to D, a count or index of R: 1 to its
+  // count, or its index entry. Rebuilds D from R's records (ks::migrate), over an st in which D
+  // starts empty. Errors: overflow_error (a count past std::int64_t), decode_error, what reading
+  // the base throws.
+  template <class D, class R>
+  static void derive_record(write_overlay& st, const typename R::key_type& rk, const typename R::value_type& v) {
+    if constexpr (counts<D, R>()) {
+      bump<D>(st, rk, 1);
+    } else {
+      static_assert(indexes<D, R>(), "derive_record: D is no count or index of R");
+      reindex<D, R>(st, rk, std::nullopt, std::optional<typename R::value_type>(v));
+    }
+  }
+
   // The apply function a batch records for an add to KS.
   template <class KS>
   static void apply_add(write_overlay& st, std::string_view key, std::int64_t delta) {
