@@ -34,8 +34,9 @@
 //
 // A count is maintained from the moment the records are written through a store whose schema
 // declares it: declaring one over records already stored does not count them. (Adding a keyspace
-// changes the schema fingerprint, so such a database is refused until it is migrated, and the
-// migration has to compute the counts. So does turning an integer keyspace into a count: the
+// over records that exist is refused on open until ks::migrate converts the database; migrate
+// derives every count of the new schema from the migrated records. So does turning an integer
+// keyspace into a count: the
 // layout names the count, "message_count=packed<i64>:count_of<message_metadata,1>{...}".)
 //
 // Cost: a write to a counted keyspace reads whether the key exists first (one point read per
