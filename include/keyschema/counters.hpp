@@ -36,8 +36,8 @@
 // declares it: declaring one over records already stored does not count them. (Adding a keyspace
 // over records that exist is refused on open until ks::migrate converts the database; migrate
 // derives every count of the new schema from the migrated records. So does turning an integer
-// keyspace into a count: the
-// layout names the count, "message_count=packed<i64>:count_of<message_metadata,1>{...}".)
+// keyspace into a count: the layout names the count,
+// "message_count=packed<i64>:count_of<message_metadata,1>{...}".)
 //
 // Cost: a write to a counted keyspace reads whether the key exists first (one point read per
 // key, at commit for batches). Batches over schemas without counts, and batches without adds,
