@@ -28,15 +28,16 @@
 // store::write of a raw write_batch, and each chunk of erase_range / erase_prefix). So after a
 // crash a count always equals the number of records it counts. A count that reaches 0 is erased:
 // get returns std::nullopt, never 0. Writing a count keyspace directly (put, erase, add) does not
-// compile ("maintained by the store"); a raw write_batch given to store::write can still write
-// its keys, which is not checked. A schema whose count does not match its counted keyspace does
+// compile ("maintained by the store"); a raw write_batch given to store::write that puts or
+// erases one of its keys is refused (key_error naming the keyspace; nothing is written). A schema whose count does not match its counted keyspace does
 // not compile (the store's static_assert names both keyspaces and the field position).
 //
 // A count is maintained from the moment the records are written through a store whose schema
 // declares it: declaring one over records already stored does not count them. (Adding a keyspace
-// changes the schema fingerprint, so such a database is refused until it is migrated, and the
-// migration has to compute the counts. So does turning an integer keyspace into a count: the
-// layout names the count, "message_count=packed<i64>:count_of<message_metadata,1>{...}".)
+// over records that exist is refused on open until ks::migrate converts the database; migrate
+// derives every count of the new schema from the migrated records. So does turning an integer
+// keyspace into a count: the layout names the count,
+// "message_count=packed<i64>:count_of<message_metadata,1>{...}".)
 //
 // Cost: a write to a counted keyspace reads whether the key exists first (one point read per
 // key, at commit for batches). Batches over schemas without counts, and batches without adds,

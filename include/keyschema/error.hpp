@@ -50,6 +50,8 @@ class limit_error : public error {
 // field's range (300 for a std::uint8_t field, -1 for an unsigned one). what() names the keyspace,
 // the field, the value and the range. Nothing was read or written. Remedy: check the value before
 // building the key; a scan bound or prefix may be any integer (it orders against every key).
+// Also raised for a raw write_batch (store::write) that writes a key of a keyspace the store
+// maintains (a declared count or an index): what() names the key and keyspace; nothing written.
 class key_error : public error {
  public:
   using error::error;

@@ -1,6 +1,6 @@
 // keyschema/indexes.hpp: secondary indexes declared in the schema, and the expiry sweep.
 //
-// A keyspace whose value is index_of<Record, Derive> is a secondary index of the keyspace Record,
+// A keyspace whose value is index_of<Record, Derive[, Version]> is a secondary index of the keyspace Record,
 // maintained by the store. Derive is a default-constructible callable (a struct with operator(),
 // or a C++20 captureless lambda type) mapping a record's key and value to the index key:
 //   struct by_expiry {
@@ -16,9 +16,19 @@
 // read their own index changes), store::write and each chunk of erase_range / erase_prefix.
 // A schema whose Derive cannot be called with (const Record::key_type&, const Record::value_type&)
 // returning something convertible to std::optional<index key_type> does not compile
-// (keyschema::index_of: ...). Writing an index keyspace directly does not compile either.
+// (keyschema::index_of: ...). Writing an index keyspace directly does not compile either, and a
+// raw write_batch given to store::write that puts or erases an index key is refused (key_error
+// naming the keyspace; nothing is written).
 // The index key should hold the record's key fields (by the same names), so that entries of two
 // records never collide and record_key<Index>() / get_record<Index>() can find the record.
+//
+// Version (a std::size_t, default 1) names the derivation in the schema layout: the layout names
+// the indexed keyspace but cannot see what Derive computes, so a changed Derive would silently
+// keep the entries derived by the old one. Bump Version whenever Derive's result changes
+// (index_of<message, by_expiry, 2>): a database whose index was derived by another version is
+// then refused on open (schema_error "keyspace 'expiry_index': ... index_of<message> stored,
+// ... index_of<message,v2> in this program"), like any changed keyspace. Version 1 adds nothing
+// to the layout ("index_of<message>"), so databases written before Version existed keep opening.
 //
 // Scanning an index is an ordinary scan of its keyspace (typed entries, bounds, limits):
 //   for (const auto& e : db.scan<expiry_index>().to(now)) ... ks::get_record<expiry_index>(db, e.key)
@@ -39,6 +49,7 @@
 #include <keyschema/error.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -51,29 +62,52 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 
 // Value marker of a secondary index keyspace: maintained by the store from the records of
-// Record, each indexed under Derive{}(key, value) (std::nullopt: not indexed). See above.
-template <class Record, class Derive>
+// Record, each indexed under Derive{}(key, value) (std::nullopt: not indexed), by the derivation
+// numbered Version. See above. REQUIRES (compile time): Version >= 1.
+template <class Record, class Derive, std::size_t Version = 1>
 struct index_of {
+  static_assert(Version >= 1,
+                "keyschema::index_of: Version must be at least 1; the first derivation is 1 (the default), bump it "
+                "when Derive's result changes");
   using keyschema_value_type = std::tuple<>;
   using indexed_keyspace = Record;
   using derive = Derive;
+  static constexpr std::size_t version = Version;
 
-  // Names the derivation in the schema layout (fingerprint.hpp): "index_of<Record's name>" (the
-  // derivation function itself has no name the layout could hold).
+  // Names the derivation in the schema layout (fingerprint.hpp): "index_of<Record's name>" for
+  // version 1, "index_of<Record's name,vN>" for version N (the derivation function itself has no
+  // name the layout could hold).
   template <class Sink>
   static constexpr void visit_layout(Sink& sink) {
     sink("index_of<");
     sink(Record::name);
+    if constexpr (Version != 1) {
+      sink(",v");
+      sink(std::string_view(digits_.data(), digit_count_));
+    }
     sink(">");
   }
+
+ private:
+  static constexpr std::size_t digit_count_ = [] {
+    std::size_t n = 1;
+    for (std::size_t v = Version; v >= 10; v /= 10) ++n;
+    return n;
+  }();
+  static constexpr std::array<char, digit_count_> digits_ = [] {
+    std::array<char, digit_count_> a{};
+    std::size_t v = Version;
+    for (std::size_t i = digit_count_; i-- > 0; v /= 10) a[i] = static_cast<char>('0' + v % 10);
+    return a;
+  }();
 };
 
 namespace detail {
 
 template <class Marker>
 struct index_marker : std::false_type {};
-template <class Record, class Derive>
-struct index_marker<index_of<Record, Derive>> : std::true_type {};
+template <class Record, class Derive, std::size_t Version>
+struct index_marker<index_of<Record, Derive, Version>> : std::true_type {};
 
 // KS is a secondary index (its value is index_of<...>).
 template <class KS>

@@ -39,10 +39,16 @@
 //      key of an old keyspace still to be rewritten: of the keyspace being rewritten after the old
 //      key being processed, or of a later one with a step. Such a write throws schema_error
 //      naming the keyspaces, before anything of that batch is written.
+//   2b. Rebuilds every declared count (count_of) and index (index_of) of New, in schema order:
+//      erases its keys, then derives it from the records of New it derives from (as they are
+//      after step 2), reading them in key order in batches of at most batch_entries records,
+//      each batch one atomic write with the progress record (the keyspace and the last record
+//      derived), so a rerun resumes after it. Steps write records only (a migration_writer
+//      cannot write a count or index, like a batch), so counts and indexes equal the records
+//      whatever the steps did. Cost: one pass over each derived keyspace and its records.
 //   3. Writes New's record and erases the progress record in one atomic write with sync.
 //
-// Declared counts (count_of, counters.hpp) are not maintained by migrate: a New schema that
-// declares one does not compile (static_assert). Durability: the batches of rewritten entries are
+// Durability: the batches of rewritten entries are
 // written without sync (a crash of the machine may lose the last ones, together with their
 // progress: the rerun redoes them); the start and the end are written with sync.
 //
@@ -94,7 +100,9 @@ inline constexpr detail::drop_step<OldKS> drop{};
 //     holds keys that are no old entries (names it and the count); an unfinished migration
 //     between other schemas (names their fingerprints); a step wrote a key that would be read
 //     again as an old entry (see above);
-//   limit_error: the output of one old entry does not fit one atomic write of the backend;
+//   limit_error: the output of one old entry, or what one record derives, does not fit one
+//     atomic write of the backend;
+//   overflow_error: a count of New passes std::int64_t while derived;
 //   decode_error: an old entry does not decode as Old's types (names keyspace and key);
 //   keyschema::error: options.batch_entries is 0;
 //   backend_error from the engine; whatever a step throws (the batch it was filling is dropped).

@@ -29,8 +29,13 @@
 // is not recorded but derived again at commit: commit_prepared applies the recorded record writes
 // like a batch, so declared counts (count_of) and index entries (index_of) change by what those
 // writes create, replace and remove in the state it commits to, and stay equal to the records
-// whatever was written in between. An add (counters.hpp) in the transaction is recorded as the
-// value it produced: a blind write like a put.
+// whatever was written in between. An add (counters.hpp) in the transaction is recorded as its
+// delta (the sum of its deltas, when it added to one key several times) and applied by
+// commit_prepared to the value current then, like a batch's add: an add of 5 prepared over 10
+// commits 105 when another writer set 100 meanwhile. An add to a key the transaction had put or
+// erased before is part of that put's value and is recorded as the value it produced.
+// Records prepared by versions that recorded every add as its value (format KSP1, see
+// detail/store/prepared_record.hpp) are still read, and their adds applied as those values.
 //
 // Thread-safety: every function takes the store's writer lock (through a transaction), so they
 // may be called from several threads, and, on LMDB, processes, at once; concurrent calls for one
@@ -66,9 +71,11 @@ namespace detail {
 }
 
 // Checks that the record of ops under key, and the commit of ops plus the record's erase, fit l.
+// adds, add_bytes: the number of the record's adds, and their keys' and values' bytes at commit.
 inline void check_prepared_limits(std::string_view xid, const backend_limits& l, const write_batch& ops,
-                                  std::string_view key, std::size_t record_bytes) {
-  if (ops.size() > 0xffffffffu) throw_prepared_limit(xid, "the number of writes", ops.size(), "(record format)", 0xffffffffu);
+                                  std::string_view key, std::size_t record_bytes, std::size_t adds = 0,
+                                  std::size_t add_bytes = 0) {
+  if (ops.size() + adds > 0xffffffffu) throw_prepared_limit(xid, "the number of writes", ops.size(), "(record format)", 0xffffffffu);
   if (key.size() > l.max_key_bytes) throw_prepared_limit(xid, "its record key (bytes)", key.size(), "max_key_bytes", l.max_key_bytes);
   if (record_bytes > l.max_value_bytes) {
     throw_prepared_limit(xid, "its record (bytes)", record_bytes, "max_value_bytes", l.max_value_bytes);
@@ -78,12 +85,12 @@ inline void check_prepared_limits(std::string_view xid, const backend_limits& l,
                          l.max_entry_bytes);
   }
   // commit_prepared writes the operations and erases the record in one write.
-  if (ops.size() + 1 > l.max_ops_per_write) {
-    throw_prepared_limit(xid, "its commit (operations, with the record's erase)", ops.size() + 1,
+  if (ops.size() + adds + 1 > l.max_ops_per_write) {
+    throw_prepared_limit(xid, "its commit (operations, with the record's erase)", ops.size() + adds + 1,
                          "max_ops_per_write", l.max_ops_per_write);
   }
-  if (ops.byte_size() + key.size() > l.max_bytes_per_write) {
-    throw_prepared_limit(xid, "its commit (bytes of keys and values)", ops.byte_size() + key.size(),
+  if (ops.byte_size() + add_bytes + key.size() > l.max_bytes_per_write) {
+    throw_prepared_limit(xid, "its commit (bytes of keys and values)", ops.byte_size() + add_bytes + key.size(),
                          "max_bytes_per_write", l.max_bytes_per_write);
   }
 }
@@ -116,18 +123,25 @@ void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const
                 "another xid. Nothing was written; the transaction is left open");
   }
   detail::pending_map& pending = detail::store_access::pending(tx);
+  const detail::pending_deltas& deltas = detail::store_access::pending_deltas(tx);
   write_batch ops;
+  std::vector<detail::prepared_add> adds;
+  std::size_t add_bytes = 0;
   for (const auto& [k, v] : pending) {
     // Declared counts and index entries are derived again by commit_prepared, from the state it
     // commits to: recorded here, they would overwrite what other writers changed meanwhile.
     if (detail::derived_writes<Schema>::maintained_key(k)) continue;
-    if (v)
+    if (auto d = deltas.find(k); d != deltas.end()) {
+      adds.push_back(detail::prepared_add{k, d->second});  // applied to the value current at commit
+      add_bytes += k.size() + sizeof(std::int64_t);
+    } else if (v) {
       ops.put(k, *v);
-    else
+    } else {
       ops.erase(k);
+    }
   }
-  std::string record = detail::encode_prepared(ops);
-  detail::check_prepared_limits(xid, detail::store_access::limits(tx), ops, key, record.size());
+  std::string record = detail::encode_prepared(ops, adds);
+  detail::check_prepared_limits(xid, detail::store_access::limits(tx), ops, key, record.size(), adds.size(), add_bytes);
   detail::pending_map saved;
   saved.swap(pending);
   pending.emplace(key, std::move(record));
@@ -140,11 +154,17 @@ void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const
 }
 
 // Phase two: applies the writes prepared under xid and erases its record, in one atomic write
-// (with the durability of opts). Returns false, writing nothing, when no record exists for xid
-// (never prepared, or already committed or rolled back).
+// (with the durability of opts). Its adds are applied to the values current now, under the
+// writer lock. Returns false, writing nothing, when no record exists for xid (never prepared,
+// or already committed or rolled back).
 // Errors (nothing written; the record stays):
-//   decode_error naming the xid when the record is damaged (see prepared_record.hpp); roll it
-//     back with rollback_prepared, which does not read it;
+//   decode_error naming the xid when the record is damaged (see prepared_record.hpp) or adds to
+//     a key of no integer keyspace of this schema; roll it back with rollback_prepared, which
+//     does not read it;
+//   key_error when the record writes a key of a keyspace the store maintains (a declared count
+//     or an index; prepare never records one); roll it back;
+//   overflow_error when an add's sum does not fit its value type now (names keyspace, key, value
+//     and delta); roll it back, or change the value and commit again;
 //   keyschema::error when this thread holds an open transaction on db;
 //   limit_error / backend_error / conflict_error from the engine.
 template <class Schema, class Backend>
@@ -154,10 +174,20 @@ bool commit_prepared(store<Schema, Backend>& db, std::string_view xid, const wri
   std::string record;
   if (!detail::store_access::raw_get(tx, key, record)) return false;
   write_batch ops;
-  detail::decode_prepared(xid, record, ops);
+  std::vector<detail::prepared_add> adds;
+  detail::decode_prepared(xid, record, ops, &adds);
+  const std::string what = "keyschema::commit_prepared: the prepared record of xid " + detail::show_xid(xid);
+  detail::derived_writes<Schema>::refuse_maintained(what, ops);
   for (const write_batch::op o : ops) {
     detail::store_access::emplace_op(
         tx, o.kind, [&](std::string& b) { b.append(o.key); }, [&](std::string& b) { b.append(o.value); });
+  }
+  for (const detail::prepared_add& a : adds) {
+    if (!detail::store_access::add_raw(tx, a.key, a.delta)) {
+      throw decode_error(what + " adds " + std::to_string(a.delta) + " to key " + detail::describe_key(a.key) +
+                         ", which is no key of an integer keyspace of this schema (written by another schema?); "
+                         "nothing was applied. Roll it back (rollback_prepared)");
+    }
   }
   detail::store_access::emplace_op(
       tx, write_batch::op_kind::erase, [&](std::string& b) { b.append(key); }, [](std::string&) {});

@@ -408,6 +408,9 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     auto c = raw_cursor(view.range());
     for (; c.valid() && n < view.max_count(); c.next()) {
       if (!detail::key_codec<KS>::matches(c.key())) continue;
+      if (!deltas_.empty()) {
+        if (auto it = deltas_.find(c.key()); it != deltas_.end()) deltas_.erase(it);
+      }
       if constexpr (derived::template has_dependents<KS>) {
         auto st = overlay();
         derived::erase(st, c.key());  // the cursor copied the pending writes it covers
@@ -420,18 +423,22 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
 
   // Adds delta to the integer stored under key in keyspace KS, as the transaction sees it (its
-  // own writes included; a missing key counts as 0): a read and a put. REQUIRES (compile time):
-  // KS's value_type is an integer type and KS is not a declared count. Errors: overflow_error
-  // (the sum does not fit the value type; names keyspace, key, value and delta), decode_error,
-  // key_error / limit_error for the key, backend_error; the transaction is unchanged then.
+  // own writes included; a missing key counts as 0): a read and a put. The transaction also
+  // remembers the delta while it has not put or erased that key itself, so that prepare()
+  // records the add as a delta (prepared.hpp). REQUIRES (compile time): KS's value_type is an
+  // integer type and KS is not a declared count. Errors: overflow_error (the sum does not fit the
+  // value type; names keyspace, key, value and delta), decode_error, key_error / limit_error for
+  // the key, backend_error; the transaction is unchanged then.
   template <class KS>
   void add(const key_arg<KS>& key, std::int64_t delta) {
     static_assert(detail::check_add<Schema, KS>());
     require_open();
     key_buf_.clear();
     this->template encode_checked<KS>(key_buf_, key);
+    const bool written = pending_.find(key_buf_) != pending_.end();
     auto st = overlay();
     derived::template add<KS>(st, key_buf_, delta);
+    note_delta(written, delta);
   }
   // erase_range of scan<KS>(prefix...).
   template <class KS, class... P>
@@ -491,11 +498,13 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       }
     }
     pending_.clear();
+    deltas_.clear();
     release();
   }
   // Drops every write and releases the writer lock.
   void rollback() noexcept {
     pending_.clear();
+    deltas_.clear();
     release();
   }
   bool is_open() const noexcept { return store_ != nullptr && lock_.owns_lock(); }
@@ -527,6 +536,9 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     require_open();
     key_buf_.clear();
     kw(key_buf_);
+    if (!deltas_.empty()) {
+      if (auto it = deltas_.find(key_buf_); it != deltas_.end()) deltas_.erase(it);  // no longer base + delta
+    }
     if constexpr (derived::any) {
       // Declared counts of what this write creates or removes change with it.
       auto st = overlay();
@@ -562,6 +574,25 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   // The transaction's pending writes over that state.
   detail::write_overlay overlay() { return detail::write_overlay(pending_, &base_get, this); }
 
+  // After an add of delta to key_buf_ (written: whether the transaction had a pending write of it
+  // before): a key the transaction had not written holds base + delta; one it had put or erased
+  // holds a value of its own (and stays so); one it only added to sums the deltas (when the sum
+  // of the deltas overflows, the key is recorded by its value instead).
+  void note_delta(bool written, std::int64_t delta) {
+    auto it = deltas_.find(key_buf_);
+    if (!written) {
+      deltas_.insert_or_assign(key_buf_, delta);
+    } else if (it != deltas_.end() && __builtin_add_overflow(it->second, delta, &it->second)) {
+      deltas_.erase(it);
+    }
+  }
+  // store_access::add_raw (commit_prepared).
+  bool add_raw(std::string_view key, std::int64_t delta) {
+    require_open();
+    auto st = overlay();
+    return derived::add_any(st, key, delta);
+  }
+
   friend class store<Schema, Backend>;
   // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
   store_transaction(store<Schema, Backend>* s, std::unique_lock<std::mutex> lock)
@@ -590,6 +621,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   std::unique_lock<std::mutex> lock_;
   std::optional<state_type> state_;  // engaged while the transaction is open
   detail::pending_map pending_;
+  detail::pending_deltas deltas_;  // keys of pending_ that hold base + delta (see note_delta)
   std::string key_buf_;
   detail::live_handle handle_;
 };
@@ -744,12 +776,16 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     commit_locked(scratch_, &scratch_adds_, opts);
   }
 
-  // Applies a byte-level batch atomically (what batch::commit does). Declared counts of the
-  // records it writes are updated in the same atomic write (counters.hpp).
-  // Errors: limit_error when b holds more operations or bytes than the backend's limits allow
-  // per atomic write (names the keyspaces, the limit, the size and the maximum); nothing was
-  // written. backend_error / limit_error from the engine; nothing was written.
+  // Applies a byte-level batch atomically (what batch::commit does). Declared counts and index
+  // entries of the records it writes are updated in the same atomic write (counters.hpp,
+  // indexes.hpp).
+  // Errors: key_error when b puts or erases a key of a keyspace the store maintains (a declared
+  // count or an index; names the key, the keyspace and the records to write instead); limit_error
+  // when b holds more operations or bytes than the backend's limits allow per atomic write (names
+  // the keyspaces, the limit, the size and the maximum); backend_error / limit_error from the
+  // engine. Nothing was written then.
   void write(const write_batch& b, const write_options& opts = {}) {
+    detail::derived_writes<Schema>::refuse_maintained("keyschema::store::write: the raw write_batch", b);
     write_resolved(b, nullptr, opts);
   }
 

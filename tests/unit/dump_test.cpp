@@ -515,6 +515,9 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
     const std::string bad = kd::format_entry(k, rec.substr(0, rec.size() - 1), text);
     CHECK(bad.rfind(R"(# prepared b"x\x00y" (damaged record) )", 0) == 0);
     CHECK(bad.find("checksum") != std::string::npos);
+    // A record holding an add (format KSP2) counts it among its writes.
+    const std::string with_add = ks::detail::encode_prepared(ops, {ks::detail::prepared_add{ks::tuple::pack(3), 5}});
+    CHECK(kd::format_entry(k, with_add, text) == R"(# prepared b"x\x00y" 3 writes)");
     const std::string j = kd::format_entry(k, "junk", json);
     CHECK(j.rfind(R"({"prepared":{"xid":{"hex":"780079"},"error":")", 0) == 0);
     CHECK(valid_json(j));

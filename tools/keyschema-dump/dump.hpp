@@ -182,18 +182,20 @@ inline void append_schema(std::string& out, std::string_view value, bool json) {
 // A prepared-transaction record: its xid and number of writes, or why it does not decode.
 inline void append_prepared(std::string& out, std::string_view xid, std::string_view value, bool json) {
   write_batch ops;
+  std::vector<keyschema::detail::prepared_add> adds;
   std::string damage;
   try {
-    keyschema::detail::decode_prepared(xid, value, ops);
+    keyschema::detail::decode_prepared(xid, value, ops, &adds);
   } catch (const decode_error& e) {
     damage = e.what();
   }
+  const std::size_t writes = ops.size() + adds.size();
   if (json) {
     out += "{\"prepared\":{\"xid\":{\"hex\":\"";
     append_hex(out, xid);
     out += "\"},";
     if (damage.empty()) {
-      out += "\"writes\":" + std::to_string(ops.size());
+      out += "\"writes\":" + std::to_string(writes);
     } else {
       out += "\"error\":";
       append_json_string(out, damage);
@@ -204,7 +206,7 @@ inline void append_prepared(std::string& out, std::string_view xid, std::string_
   out += "# prepared ";
   out += keyschema::detail::show_xid(xid);
   if (damage.empty()) {
-    out += " " + std::to_string(ops.size()) + (ops.size() == 1 ? " write" : " writes");
+    out += " " + std::to_string(writes) + (writes == 1 ? " write" : " writes");
   } else {
     out += " (damaged record) ";
     out += damage;

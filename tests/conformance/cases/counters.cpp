@@ -255,6 +255,41 @@ TEST_CASE("declared counts follow puts, overwrites and erases in every kind of w
   check_counts(db);
 }
 
+TEST_CASE("a raw write_batch writing a declared count is refused, naming the keyspace; nothing is written",
+          "[conformance][counters][count][error]") {
+  counters_fixture fx;
+  auto& db = fx.db();
+  db.put<message>({"q", 1}, msg("a"));
+  std::string count_key, total_key, record_key;
+  ks::detail::key_codec<message_count>::encode(count_key, message_count::key_type("q"));
+  ks::detail::key_codec<message_total>::encode(total_key, message_total::key_type());
+  ks::detail::key_codec<message>::encode(record_key, message::key_type("q", 2));
+
+  ks::write_batch raw;
+  raw.put(record_key, "b");  // a record first: the whole batch is refused, not only the count
+  raw.put(count_key, "anything");
+  try {
+    db.write(raw);
+    FAIL("a raw put of a declared count was written");
+  } catch (const ks::key_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("keyschema::store::write") && Catch::Contains("'message_count'") &&
+                             Catch::Contains("declared count") && Catch::Contains("records of 'message'") &&
+                             Catch::Contains("Nothing was written"));
+  }
+  ks::write_batch erase_total;
+  erase_total.erase(total_key);
+  try {
+    db.write(erase_total);
+    FAIL("a raw erase of a declared count was written");
+  } catch (const ks::key_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("erases") && Catch::Contains("'message_total'"));
+  }
+  CHECK(db.get<message>({"q", 2}) == std::nullopt);
+  CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(1));
+  CHECK(db.get<message_total>({}) == std::optional<std::int64_t>(1));
+  check_counts(db);
+}
+
 TEST_CASE("declared counts equal the records after random writes and reopening",
           "[conformance][counters][count][model]") {
   counters_fixture fx;

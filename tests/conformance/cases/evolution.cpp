@@ -239,6 +239,43 @@ TEST_CASE("evolution: a renamed keyspace is refused as an added keyspace with ke
   d.close(db);
 }
 
+// An index of message_metadata by message id, in its first derivation and with its version bumped.
+struct by_id {
+  std::optional<std::tuple<std::uint64_t, std::string>> operator()(const message_metadata::key_type& k,
+                                                                  const ks::bytes&) const {
+    return std::tuple(std::get<1>(k), std::get<0>(k));
+  }
+};
+template <std::size_t Version>
+using by_id_index = ks::keyspace<"by_id", ks::index_of<message_metadata, by_id, Version>, ks::lit<"BY_ID">,
+                                 ks::field<"message_id", std::uint64_t>, ks::field<"destination", std::string>>;
+using v1_by_id = ks::schema<message_metadata, by_id_index<1>>;
+using v1_by_id_bumped = ks::schema<message_metadata, by_id_index<2>>;
+// Version 1, the default, leaves the layout as it was before versions existed.
+using by_id_unversioned = ks::keyspace<"by_id", ks::index_of<message_metadata, by_id>, ks::lit<"BY_ID">,
+                                       ks::field<"message_id", std::uint64_t>, ks::field<"destination", std::string>>;
+static_assert(std::is_same_v<by_id_unversioned, by_id_index<1>>);
+
+TEST_CASE("evolution: bumping an index's version refuses a database its old derivation wrote", "[conformance][evolution][index]") {
+  CHECK_THAT(ks::layout<v1_by_id>::record(), Catch::Contains(":index_of<message_metadata>{"));
+  CHECK_THAT(ks::layout<v1_by_id_bumped>::record(), Catch::Contains(":index_of<message_metadata,v2>{"));
+  database d;
+  {
+    auto db = d.open<v1_by_id>();
+    db->put<message_metadata>({"q", 7}, bin("m"));
+    CHECK(count(db->scan<by_id_index<1>>()) == 1);
+    d.close(db);
+  }
+  const std::string e = d.open_error<v1_by_id_bumped>();
+  INFO(e);
+  CHECK_THAT(e, Catch::Contains("keyspace 'by_id'") && Catch::Contains("index_of<message_metadata,v2>"));
+  CHECK(one_short_line(e));
+  CHECK(d.record() == ks::layout<v1_by_id>::record());  // the refused open changed nothing
+  auto db = d.open<v1_by_id>();  // the version that wrote it still opens it
+  CHECK(count(db->scan<by_id_index<1>>()) == 1);
+  d.close(db);
+}
+
 TEST_CASE("evolution: a count added to records that exist is refused", "[conformance][evolution]") {
   using metadata_count = ks::keyspace<"metadata_count", ks::count_of<message_metadata, 1>, ks::lit<"METADATA_COUNT">,
                                       ks::field<"destination", std::string>>;
@@ -469,6 +506,71 @@ TEST_CASE("evolution: a migration step may not write keys that would be read aga
   }
   d.put_backend(b);
   CHECK(raw_count<message_count>(d) == 2);  // nothing of that batch was written
+}
+
+// --- ks::migrate into a schema with a declared count and an index ------------------------------
+
+using migrated_count = ks::keyspace<"migrated_count", ks::count_of<message_metadata, 1>, ks::lit<"MIGRATED_COUNT">,
+                                    ks::field<"destination", std::string>>;
+using v1_by_id_counted = ks::schema<message_metadata, by_id_index<1>, migrated_count>;
+
+// Migrates v1_by_id to v1_by_id_counted: ids lose 100, id 103 is dropped; call number fail_at throws.
+ks::migrate_result renumber(database& d, std::size_t fail_at) {
+  auto b = d.backend();
+  struct give_back {
+    database& d;
+    std::unique_ptr<backend_type>& b;
+    ~give_back() { d.put_backend(b); }
+  } guard{d, b};
+  std::size_t calls = 0;
+  return ks::migrate<v1_by_id, v1_by_id_counted>(
+      *b, ks::migrate_options{.batch_entries = 2},
+      ks::transform<message_metadata>([&](const ks::entry<message_metadata>& e,
+                                          ks::migration_writer<v1_by_id_counted>& out) {
+        if (++calls == fail_at) throw std::runtime_error("simulated crash");
+        if (e.get<"message_id">() != 103) out.put<message_metadata>({e.get<"destination">(), e.get<"message_id">() - 100}, e.value);
+      }));
+}
+
+TEST_CASE("evolution: ks::migrate derives the new schema's counts and indexes from the migrated records",
+          "[conformance][evolution][migrate][index][count]") {
+  for (const std::size_t fail_at : {std::size_t{0}, std::size_t{3}}) {
+    INFO("fail_at " << fail_at);
+    database d;
+    {
+      auto db = d.open<v1_by_id>();
+      for (const std::uint64_t id : {101, 102, 103}) db->put<message_metadata>({"q", id}, bin("m"));
+      db->put<message_metadata>({"r", 105}, bin("m"));
+      CHECK(count(db->scan<by_id_index<1>>()) == 4);
+      d.close(db);
+    }
+    ks::migrate_result r;
+    if (fail_at != 0) {
+      CHECK_THROWS_WITH(renumber(d, fail_at), "simulated crash");
+      CHECK(has_migration_record(d));
+      r = renumber(d, 0);  // the rerun resumes, and derives from every record
+      CHECK(r.resumed);
+    } else {
+      r = renumber(d, 0);
+      CHECK(r.entries == 4);
+      // 2 of records, 2 erasing the old index (4 entries), 2 deriving it and 2 the count (3 records).
+      CHECK(r.batches == 8);
+    }
+    CHECK_FALSE(has_migration_record(d));
+    CHECK(d.record() == ks::layout<v1_by_id_counted>::record());
+    auto db = d.open<v1_by_id_counted>();
+    std::vector<std::string> ids;
+    for (const auto& e : db->scan<by_id_index<1>>())
+      ids.push_back(e.get<"destination">() + std::to_string(e.get<"message_id">()));
+    CHECK(ids == std::vector<std::string>{"q1", "q2", "r5"});  // no entry of the old ids
+    CHECK(db->get<migrated_count>({"q"}) == std::optional<std::int64_t>(2));
+    CHECK(db->get<migrated_count>({"r"}) == std::optional<std::int64_t>(1));
+    CHECK(count(db->scan<migrated_count>()) == 2);
+    db->erase<message_metadata>({"q", 1});  // and the store maintains them from here
+    CHECK(db->get<migrated_count>({"q"}) == std::optional<std::int64_t>(1));
+    CHECK(count(db->scan<by_id_index<1>>()) == 2);
+    d.close(db);
+  }
 }
 
 }  // namespace keyschema::conformance::evolution

@@ -127,6 +127,33 @@ TEST_CASE("an index follows its records: put, overwrite, erase, in every kind of
   check_invariants(db);
 }
 
+TEST_CASE("a raw write_batch writing an index entry is refused, naming the keyspace; nothing is written",
+          "[conformance][indexes][error]") {
+  indexes_fixture fx;
+  auto& db = fx.db();
+  db.put<message>({"q", 1}, expiring(100));
+  std::string stale, forged;
+  ks::detail::key_codec<expiry_index>::encode(stale, expiry_index::key_type(at_ms(100), "q", 1));
+  ks::detail::key_codec<expiry_index>::encode(forged, expiry_index::key_type(at_ms(5), "q", 9));
+  for (const bool put : {true, false}) {
+    ks::write_batch raw;
+    if (put)
+      raw.put(forged, "");
+    else
+      raw.erase(stale);
+    try {
+      db.write(raw);
+      FAIL("a raw write of an index entry was written");
+    } catch (const ks::key_error& e) {
+      CHECK_THAT(e.what(), Catch::Contains(put ? " puts" : " erases") && Catch::Contains("'expiry_index'") &&
+                               Catch::Contains("an index") && Catch::Contains("records of 'message'") &&
+                               Catch::Contains("Nothing was written"));
+    }
+  }
+  CHECK(index_entries(db) == std::vector<std::string>{"100 \"q\" 1"});
+  check_invariants(db);
+}
+
 TEST_CASE("sweep erases what is due with its index entries and counts, in bounded batches",
           "[conformance][indexes][sweep]") {
   indexes_fixture fx;
@@ -233,6 +260,41 @@ TEST_CASE("a prepared transaction's counts and index entries are derived again a
   CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(3));  // 1, 10 and 11
   CHECK(index_entries(db).size() == 3);
   CHECK(std::get<0>(*db.get<message>({"q", 1})) == 9000);
+}
+
+TEST_CASE("commit_prepared refuses a record writing a count key or adding to a non-integer key; it can be rolled back",
+          "[conformance][index][count][prepared][error]") {
+  indexes_fixture fx;
+  auto& db = fx.db();
+  db.put<message>({"q", 1}, expiring(100));
+  std::string count_key, record_key;
+  ks::detail::key_codec<message_count>::encode(count_key, message_count::key_type("q"));
+  ks::detail::key_codec<message>::encode(record_key, message::key_type("q", 1));
+  ks::write_batch ops;
+  ops.put(count_key, "x");
+  ks::write_batch records;  // records prepare() never writes, under reserved keys db.write takes
+  records.put(ks::detail::prepared_key("count"), ks::detail::encode_prepared(ops));
+  records.put(ks::detail::prepared_key("add"),
+              ks::detail::encode_prepared(ks::write_batch{}, {ks::detail::prepared_add{record_key, 1}}));
+  db.write(records);
+  try {
+    (void)ks::commit_prepared(db, "count");
+    FAIL("a prepared write of a count was applied");
+  } catch (const ks::key_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("commit_prepared") && Catch::Contains("b\"count\"") &&
+                             Catch::Contains("'message_count'"));
+  }
+  try {
+    (void)ks::commit_prepared(db, "add");
+    FAIL("an add to a record of a non-integer keyspace was applied");
+  } catch (const ks::decode_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("b\"add\"") && Catch::Contains("no key of an integer keyspace"));
+  }
+  CHECK(ks::prepared(db) == std::vector<std::string>{"add", "count"});
+  CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(1));
+  CHECK(ks::rollback_prepared(db, "count"));
+  CHECK(ks::rollback_prepared(db, "add"));
+  check_invariants(db);
 }
 
 TEST_CASE("a sweep callback given the transaction writes atomically with each batch", "[conformance][index][sweep]") {

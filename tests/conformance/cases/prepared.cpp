@@ -158,6 +158,54 @@ TEST_CASE("commit_prepared applies the recorded writes as they are: the last wri
   CHECK(lookup<message_metadata>(db, {"q", 3}) == show(bin("concurrent")));
 }
 
+TEST_CASE("an add in a prepared transaction is applied as a delta to the value current at commit_prepared",
+          "[conformance][prepared][counters]") {
+  test_fixture fx;
+  auto& db = fx.db();
+  db.put<message_count>({"c"}, 10);
+  db.put<message_count>({"p"}, 7);
+  {
+    auto tx = db.transaction();
+    tx.add<message_count>({"c"}, 2);
+    tx.add<message_count>({"c"}, 3);  // one delta: +5
+    CHECK(tx.get<message_count>({"c"}) == std::optional<std::int64_t>(15));  // it reads its own adds
+    tx.put<message_count>({"p"}, 1);
+    tx.add<message_count>({"p"}, 2);  // after its own put: the value 3
+    tx.add<message_count>({"n"}, 4);  // a missing key: +4
+    ks::prepare(tx, "adds");
+  }
+  CHECK(prepared_cases::raw_record(db, "adds").substr(0, 4) == "KSP2");  // the format with adds
+  db.put<message_count>({"c"}, 100);  // other writers, before the commit
+  db.put<message_count>({"p"}, 50);
+  db.put<message_count>({"n"}, 1);
+  REQUIRE(ks::commit_prepared(db, "adds"));
+  CHECK(db.get<message_count>({"c"}) == std::optional<std::int64_t>(105));
+  CHECK(db.get<message_count>({"p"}) == std::optional<std::int64_t>(3));
+  CHECK(db.get<message_count>({"n"}) == std::optional<std::int64_t>(5));
+
+  // A record without adds keeps the format versions before adds read.
+  {
+    auto tx = db.transaction();
+    tx.put<message_count>({"c"}, 1);
+    ks::prepare(tx, "plain");
+  }
+  CHECK(prepared_cases::raw_record(db, "plain").substr(0, 4) == "KSP1");
+  CHECK(ks::rollback_prepared(db, "plain"));
+
+  // An add that no longer fits at commit: overflow_error, nothing applied, the record stays.
+  {
+    auto tx = db.transaction();
+    tx.add<message_count>({"c"}, 1);
+    tx.put<message_metadata>({"q", 1}, bin("with the add"));
+    ks::prepare(tx, "over");
+  }
+  db.put<message_count>({"c"}, std::numeric_limits<std::int64_t>::max());
+  CHECK_THROWS_AS(ks::commit_prepared(db, "over"), ks::overflow_error);
+  CHECK(lookup<message_metadata>(db, {"q", 1}) == "<missing>");
+  CHECK(ks::prepared(db) == std::vector<std::string>{"over"});
+  CHECK(ks::rollback_prepared(db, "over"));
+}
+
 TEST_CASE("prepare beyond the backend's limits is a limit_error naming the xid", "[conformance][prepared][limits]") {
   test_fixture fx;
   auto& db = fx.db();

@@ -6,9 +6,11 @@
 //   keyschema-migration/1
 //   <16 hex digits: fingerprint of the old schema's layout>
 //   <16 hex digits: fingerprint of the new schema's layout>
-//   <index of the old keyspace being rewritten, decimal>
+//   <index of the old keyspace being rewritten, decimal; or, past the old keyspaces (N of them),
+//    N + 2J while the count or index J of the new schema is erased, N + 2J + 1 while it is
+//    derived from its records (ks::migrate step 2b)>
 //   <its name>
-//   <hex of the last old key rewritten in it, or "-" when none yet>
+//   <hex of the last old key rewritten in it (the last record derived from), or "-" when none yet>
 //   <old entries rewritten so far, decimal>
 //
 // Thread-safety: plain values and pure functions.

@@ -31,7 +31,9 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +81,10 @@ inline constexpr bool is_maintained_keyspace = is_count_keyspace<KS> || is_index
 // KS's value can be added to: an integer type other than bool.
 template <class V>
 inline constexpr bool addable_value = std::integral<V> && !std::same_as<V, bool> && value_encodable<V>;
+
+// The adds of a store_transaction still recorded as deltas: key -> the sum of its deltas (see
+// store_transaction::add).
+using pending_deltas = std::map<std::string, std::int64_t, std::less<>>;
 
 // --- the overlay ------------------------------------------------------------------------------------
 
@@ -213,6 +219,18 @@ struct derived_writes<schema<K...>> {
     return (maintained_match<K>(key) || ...);
   }
 
+  // Throws key_error when b puts or erases a key of a keyspace the store maintains (a declared
+  // count or an index): written directly, it would no longer equal what it derives from. what
+  // opens the message ("keyschema::store::write: the raw write_batch"). Nothing is written.
+  static void refuse_maintained(std::string_view what, const write_batch& b) {
+    if constexpr (any) {
+      for (const write_batch::op o : b) (void)(refuse_key<K>(what, o) || ...);
+    } else {
+      (void)what;
+      (void)b;
+    }
+  }
+
   // Puts key -> value in st, first updating what depends on it.
   static void put(write_overlay& st, std::string_view key, std::string_view value) {
     if constexpr (any) (void)(on_write<K>(st, key, &value) || ...);
@@ -244,6 +262,26 @@ struct derived_writes<schema<K...>> {
     put(st, key, enc);
   }
 
+  // Adds delta to the value of key in st when key is a key of a keyspace whose value is an integer
+  // and that the store does not maintain; returns false, doing nothing, otherwise. Errors: as add.
+  static bool add_any(write_overlay& st, std::string_view key, std::int64_t delta) {
+    return (add_if<K>(st, key, delta) || ...);
+  }
+
+  // Adds to st what the record (rk, v) of R contributes to D, a count or index of R: 1 to its
+  // count, or its index entry. Rebuilds D from R's records (ks::migrate), over an st in which D
+  // starts empty. Errors: overflow_error (a count past std::int64_t), decode_error, what reading
+  // the base throws.
+  template <class D, class R>
+  static void derive_record(write_overlay& st, const typename R::key_type& rk, const typename R::value_type& v) {
+    if constexpr (counts<D, R>()) {
+      bump<D>(st, rk, 1);
+    } else {
+      static_assert(indexes<D, R>(), "derive_record: D is no count or index of R");
+      reindex<D, R>(st, rk, std::nullopt, std::optional<typename R::value_type>(v));
+    }
+  }
+
   // The apply function a batch records for an add to KS.
   template <class KS>
   static void apply_add(write_overlay& st, std::string_view key, std::int64_t delta) {
@@ -257,6 +295,46 @@ struct derived_writes<schema<K...>> {
       return key_codec<M>::matches(key);
     else
       return false;
+  }
+
+  template <class KS>
+  static bool add_if(write_overlay& st, std::string_view key, std::int64_t delta) {
+    if constexpr (addable_value<typename KS::value_type> && !is_maintained_keyspace<KS>) {
+      if (!key_codec<KS>::matches(key)) return false;
+      add<KS>(st, key, delta);
+      return true;
+    } else {
+      (void)st;
+      (void)key;
+      (void)delta;
+      return false;
+    }
+  }
+
+  template <class M>
+  static bool refuse_key(std::string_view what, write_batch::op o) {
+    if constexpr (is_maintained_keyspace<M>) {
+      if (!key_codec<M>::matches(o.key)) return false;
+      std::string msg(what);
+      msg += o.kind == write_batch::op_kind::put ? " puts" : " erases";
+      msg += " key " + describe_key(o.key) + " of keyspace '" + std::string(M::name) + "', ";
+      if constexpr (is_count_keyspace<M>) {
+        using R = typename M::value_marker::counted_keyspace;
+        msg += "a declared count (count_of<" + std::string(R::name) +
+               ">) the store maintains: written directly it would differ from the number of records it counts. "
+               "Write the records of '" + std::string(R::name) + "' instead; their counts follow";
+      } else {
+        using R = typename M::value_marker::indexed_keyspace;
+        msg += "an index (index_of<" + std::string(R::name) +
+               ">) the store maintains: written directly it would differ from the records it indexes. "
+               "Write the records of '" + std::string(R::name) + "' instead; their index entries follow";
+      }
+      throw key_error(msg + ". Nothing was written");
+    } else {
+      (void)what;
+      (void)o;
+      return false;
+    }
   }
 
   template <class R>

@@ -19,6 +19,7 @@
 #include <keyschema/store.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -161,18 +162,8 @@ constexpr bool check_step_callable() {
   return true;
 }
 
-template <class New>
-constexpr bool new_schema_has_counts() {
-  return []<class... K>(std::tuple<K...>*) { return (is_count_keyspace<K> || ...); }(
-      static_cast<typename New::keyspaces*>(nullptr));
-}
-
 template <class Old, class New, class... Steps>
 constexpr bool check_migration_steps() {
-  static_assert(!new_schema_has_counts<New>(),
-                "keyschema::migrate: the new schema declares a count (count_of), which migrate does not maintain "
-                "yet; migrate to a schema without the count keyspace, and add the count with an empty "
-                "keyspace it counts, or rebuild the counted records through a store");
   static_assert((is_migration_step<Steps>::value && ...),
                 "keyschema::migrate: every argument after the backend (and options) must be a step: "
                 "ks::transform<OldKS>(f) or ks::drop<OldKS>");
@@ -214,10 +205,23 @@ bool key_of_schema(std::string_view key) {
   }(static_cast<typename Schema::keyspaces*>(nullptr), key);
 }
 
+// The keyspace a count or index D derives from.
+template <class D>
+struct derived_source {
+  using type = typename D::value_marker::indexed_keyspace;
+};
+template <class D>
+  requires is_count_keyspace<D>
+struct derived_source<D> {
+  using type = typename D::value_marker::counted_keyspace;
+};
+
 template <class Old, class New, class Backend, class... Steps>
 class migration_run {
   using old_keyspaces = typename Old::keyspaces;
   static constexpr std::size_t old_count = std::tuple_size_v<old_keyspaces>;
+  using new_keyspaces = typename New::keyspaces;
+  static constexpr std::size_t new_count = std::tuple_size_v<new_keyspaces>;
 
  public:
   migration_run(Backend& b, const migrate_options& o, Steps&... steps)
@@ -229,7 +233,8 @@ class migration_run {
     if (b_.get(migration_key, text, nullptr)) {
       std::optional<migration_progress> p = parse_migration_progress(text);
       if (!p || p->from_fingerprint != fingerprint_text(layout<Old>::fingerprint) ||
-          p->to_fingerprint != fingerprint_text(layout<New>::fingerprint) || p->keyspace_index >= old_count) {
+          p->to_fingerprint != fingerprint_text(layout<New>::fingerprint) ||
+          p->keyspace_index >= old_count + 2 * new_count) {
         throw schema_error(where() + " has an unfinished ks::migrate between other schemas (" + describe_migration(text) +
                            "; this call migrates from " + fingerprint_text(layout<Old>::fingerprint) + " to " +
                            fingerprint_text(layout<New>::fingerprint) + "); finish it with the schemas it was begun with");
@@ -240,6 +245,7 @@ class migration_run {
       return result_;
     }
     rewrite(std::make_index_sequence<old_count>{});
+    rebuild(std::make_index_sequence<new_count>{});
     write_batch done;
     done.put(schema_key, layout<New>::record());
     done.erase(migration_key);
@@ -437,6 +443,122 @@ class migration_run {
         ++result_.batches;
         if (!more) return;
       }
+    }
+  }
+
+  // Step 2b (see migrate.hpp): each count and index of New is erased, then derived again from the
+  // records of New it derives from. Progress: keyspace_index old_count + 2J while New's keyspace J
+  // is erased, old_count + 2J + 1 while it is derived (last_key: the last record derived).
+  template <std::size_t... J>
+  void rebuild(std::index_sequence<J...>) {
+    (rebuild_keyspace<J>(), ...);
+  }
+
+  template <std::size_t J>
+  void rebuild_keyspace() {
+    using D = std::tuple_element_t<J, new_keyspaces>;
+    if constexpr (is_maintained_keyspace<D>) {
+      const std::size_t erasing = old_count + 2 * J;
+      if (progress_.keyspace_index > erasing + 1) return;  // done before
+      if (progress_.keyspace_index < erasing) enter_phase(erasing, D::name);
+      if (progress_.keyspace_index == erasing) {
+        erase_all<D>();
+        enter_phase(erasing + 1, D::name);
+      }
+      derive_all<D, typename derived_source<D>::type>();
+    }
+  }
+
+  void enter_phase(std::size_t index, std::string_view name) {
+    progress_.keyspace_index = index;
+    progress_.keyspace = std::string(name);
+    progress_.last_key.reset();
+  }
+
+  // Erases every key of D, in bounded batches, each with the progress record.
+  template <class D>
+  void erase_all() {
+    const auto [lower, upper] = keyspace_bounds<D>();
+    const std::string progress = format_migration_progress(progress_);
+    const std::size_t max_keys = erase_chunk_ops(limits_, std::min(opts_.batch_entries, limits_.max_ops_per_write - 1));
+    write_batch chunk;
+    for (;;) {
+      chunk.clear();
+      {
+        auto c = b_.cursor(key_range{lower, upper, false}, nullptr);
+        for (; c.valid() && chunk.size() < max_keys; c.next()) {
+          if (!key_codec<D>::matches(c.key())) continue;
+          if (!erase_chunk_fits(limits_, chunk.byte_size() + migration_key.size() + progress.size(), c.key().size()))
+            break;
+          chunk.erase(c.key());
+        }
+      }
+      if (chunk.empty()) return;
+      chunk.put(migration_key, progress);
+      b_.write(chunk, write_options{.sync = false});
+      ++result_.batches;
+    }
+  }
+
+  static bool read_base(const void* ctx, std::string_view key, std::string& out) {
+    return static_cast<const Backend*>(ctx)->get(key, out, nullptr);
+  }
+
+  // Derives D from every record of R after the progress mark, in bounded batches (at most
+  // batch_entries records, fewer when the backend's limits demand it), each written with the
+  // progress record.
+  template <class D, class R>
+  void derive_all() {
+    const auto [lower, upper] = keyspace_bounds<R>();
+    std::size_t cap = std::max<std::size_t>(1, std::min(opts_.batch_entries, limits_.max_ops_per_write - 1));
+    std::vector<std::pair<typename R::key_type, typename R::value_type>> records;
+    pending_map writes;
+    write_batch out;
+    for (;;) {
+      std::string from = lower;
+      if (progress_.last_key) {
+        from = *progress_.last_key;
+        from.push_back('\0');
+      }
+      records.clear();
+      std::string last;
+      bool more = false;
+      {
+        auto c = b_.cursor(key_range{from, upper, false}, nullptr);
+        for (; c.valid(); c.next()) {
+          typename R::key_type k;
+          if (!key_codec<R>::decode(c.key(), k)) continue;
+          if (records.size() == cap) {
+            more = true;
+            break;
+          }
+          records.emplace_back(std::move(k), decode_value<R>(c.key(), c.value()));
+          last.assign(c.key());
+        }
+      }
+      if (records.empty()) return;
+      writes.clear();
+      out.clear();
+      write_overlay st(writes, &read_base, &b_);  // the cursor is closed: reads go to the backend
+      for (const auto& [k, v] : records) derived_writes<New>::template derive_record<D, R>(st, k, v);
+      std::optional<std::string> before = std::move(progress_.last_key);
+      progress_.last_key = last;
+      overlay_to_batch(writes, out);
+      out.put(migration_key, format_migration_progress(progress_));
+      if (out.size() > limits_.max_ops_per_write || out.byte_size() > limits_.max_bytes_per_write) {
+        progress_.last_key = std::move(before);
+        if (cap == 1) {
+          throw limit_error("keyschema::migrate: deriving keyspace '" + std::string(D::name) +
+                            "' from one record of '" + std::string(R::name) +
+                            "' needs more than one atomic write of the backend takes (backend_limits::"
+                            "max_ops_per_write, max_bytes_per_write); nothing of it was written");
+        }
+        cap = std::max<std::size_t>(1, cap / 2);
+        continue;
+      }
+      b_.write(out, write_options{.sync = false});
+      ++result_.batches;
+      if (!more) return;
     }
   }
 

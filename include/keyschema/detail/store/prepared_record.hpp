@@ -6,12 +6,17 @@
 // keys, keys sort by xid, and the xid decodes back. Like keyschema::schema_key it starts with
 // 0xFF, which no tuple-encoded key starts with, so it lies outside every keyspace.
 // Value ("the record"), little-endian:
-//   "KSP1"                      magic and version
+//   "KSP1" or "KSP2"            magic and version (KSP2: the record holds an add)
 //   u32 count                   number of operations
-//   count x { u8 kind           0 put, 1 erase
+//   count x { u8 kind           0 put, 1 erase, 2 add (KSP2 only)
 //             u32 key length, key bytes
-//             put only: u64 value length, value bytes }
+//             put only: u64 value length, value bytes
+//             add only: i64 delta (two's complement) }
 //   u64 checksum                FNV-1a 64 of every byte before it
+// Each key occurs once. An add is applied at commit_prepared to the value then current (see
+// prepared.hpp). A record without adds is written as KSP1, so it reads with versions that know
+// only KSP1; KSP1 records (also those written before adds were recorded as deltas, whose adds are
+// puts of the value they produced) are read as they are. Another magic is a decode_error.
 // Decoding never reads outside the record: a damaged record (wrong magic, a length past the end,
 // an unknown kind, a key starting with 0xFF, trailing bytes, a checksum mismatch) is a
 // decode_error naming the xid and the byte offset.
@@ -31,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -40,6 +46,13 @@ inline constexpr std::string_view prepared_key_prefix = "\xff" "keyschema/prepar
 namespace detail {
 
 inline constexpr std::string_view prepared_magic = "KSP1";
+inline constexpr std::string_view prepared_magic_adds = "KSP2";  // a record holding adds
+
+// An add recorded in a prepared transaction: its key and delta.
+struct prepared_add {
+  std::string key;
+  std::int64_t delta;
+};
 
 // The record key of xid.
 inline std::string prepared_key(std::string_view xid) {
@@ -81,11 +94,18 @@ inline void put_le(std::string& out, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-// The record of the operations ops (see the top of this file).
-// REQUIRES: ops.size() and every key length fit in 32 bits (checked by the caller).
-inline std::string encode_prepared(const write_batch& ops) {
-  std::string out(prepared_magic);
-  put_le(out, ops.size(), 4);
+// The record of the operations ops and the adds (see the top of this file).
+// REQUIRES: ops.size() + adds.size() and every key length fit in 32 bits (checked by the caller);
+// no key occurs twice.
+inline std::string encode_prepared(const write_batch& ops, const std::vector<prepared_add>& adds = {}) {
+  std::string out(adds.empty() ? prepared_magic : prepared_magic_adds);
+  put_le(out, ops.size() + adds.size(), 4);
+  for (const prepared_add& a : adds) {
+    out.push_back('\2');
+    put_le(out, a.key.size(), 4);
+    out.append(a.key);
+    put_le(out, static_cast<std::uint64_t>(a.delta), 8);
+  }
   for (const write_batch::op o : ops) {
     out.push_back(o.kind == write_batch::op_kind::put ? '\0' : '\1');
     put_le(out, o.key.size(), 4);
@@ -99,9 +119,11 @@ inline std::string encode_prepared(const write_batch& ops) {
   return out;
 }
 
-// Reads a record into out (appending its operations). Errors: decode_error "keyschema: the
-// prepared record of xid b"..." is damaged: <what> at byte N; ...". Never reads outside record.
-inline void decode_prepared(std::string_view xid, std::string_view record, write_batch& out) {
+// Reads a record into out (appending its puts and erases) and adds (appending its adds; null: a
+// record holding an add is a decode_error). Errors: decode_error "keyschema: the prepared record
+// of xid b"..." is damaged: <what> at byte N; ...". Never reads outside record.
+inline void decode_prepared(std::string_view xid, std::string_view record, write_batch& out,
+                            std::vector<prepared_add>* adds = nullptr) {
   std::size_t pos = 0;
   const auto fail = [&](const char* what) {
     throw decode_error("keyschema: the prepared record of xid " + show_xid(xid) + " is damaged: " + what +
@@ -115,9 +137,11 @@ inline void decode_prepared(std::string_view xid, std::string_view record, write
     pos += static_cast<std::size_t>(n);
     return v;
   };
-  if (record.size() < prepared_magic.size() + 4 + 8 || record.substr(0, prepared_magic.size()) != prepared_magic) {
-    fail("not a prepared-transaction record (no \"KSP1\" header)");
+  const std::string_view magic = record.substr(0, prepared_magic.size());
+  if (record.size() < prepared_magic.size() + 4 + 8 || (magic != prepared_magic && magic != prepared_magic_adds)) {
+    fail("not a prepared-transaction record (no \"KSP1\" or \"KSP2\" header)");
   }
+  const bool with_adds = magic == prepared_magic_adds;
   const std::size_t body = record.size() - 8;
   pos = body;
   const std::uint64_t sum = get(8);
@@ -131,7 +155,7 @@ inline void decode_prepared(std::string_view xid, std::string_view record, write
   const std::uint64_t count = get(4);
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::uint64_t kind = get(1);
-    if (kind > 1) {
+    if (kind > (with_adds ? 2u : 1u)) {
       --pos;
       fail("unknown operation kind");
     }
@@ -140,7 +164,11 @@ inline void decode_prepared(std::string_view xid, std::string_view record, write
     const std::string_view key = record.substr(pos, static_cast<std::size_t>(klen));
     if (!key.empty() && key.front() == '\xff') fail("reserved key (0xFF) in an operation");
     pos += static_cast<std::size_t>(klen);
-    if (kind == 0) {
+    if (kind == 2) {
+      const std::int64_t delta = static_cast<std::int64_t>(get(8));
+      if (adds == nullptr) fail("an add, which this reader does not take");
+      adds->push_back(prepared_add{std::string(key), delta});
+    } else if (kind == 0) {
       const std::uint64_t vlen = get(8);
       if (record.size() - pos < vlen) fail("value longer than the record");
       out.put(key, record.substr(pos, static_cast<std::size_t>(vlen)));

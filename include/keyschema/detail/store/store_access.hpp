@@ -52,6 +52,21 @@ struct store_access {
   static auto& pending(Transaction& t) {
     return t.pending_;
   }
+
+  // The keys of t's pending writes that hold the value before t plus a delta t added (add<KS>,
+  // no put or erase of the key by t), and that delta; for prepare(). REQUIRES: t is open.
+  template <class Transaction>
+  static const auto& pending_deltas(const Transaction& t) {
+    return t.deltas_;
+  }
+
+  // Adds delta to the integer under key (a key of an integer keyspace of t's schema that the
+  // store does not maintain), as t's add<KS> does; for commit_prepared(). Returns false, doing
+  // nothing, when key is no such keyspace's. Errors: those of add<KS>.
+  template <class Transaction>
+  static bool add_raw(Transaction& t, std::string_view key, std::int64_t delta) {
+    return t.add_raw(key, delta);
+  }
 };
 
 // The cursor type store_access::raw_cursor returns for Source.
