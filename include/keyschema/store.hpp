@@ -780,12 +780,15 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // entries of the records it writes are updated in the same atomic write (counters.hpp,
   // indexes.hpp).
   // Errors: key_error when b puts or erases a key of a keyspace the store maintains (a declared
-  // count or an index; names the key, the keyspace and the records to write instead); limit_error
+  // count or an index; names the key, the keyspace and the records to write instead), or a
+  // reserved key (one starting with 0xff: the schema record, a migration's progress, prepared
+  // transactions; names the key); limit_error
   // when b holds more operations or bytes than the backend's limits allow per atomic write (names
   // the keyspaces, the limit, the size and the maximum); backend_error / limit_error from the
   // engine. Nothing was written then.
   void write(const write_batch& b, const write_options& opts = {}) {
     detail::derived_writes<Schema>::refuse_maintained("keyschema::store::write: the raw write_batch", b);
+    detail::refuse_reserved("keyschema::store::write: the raw write_batch", b);
     write_resolved(b, nullptr, opts);
   }
 

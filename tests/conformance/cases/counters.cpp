@@ -290,6 +290,36 @@ TEST_CASE("a raw write_batch writing a declared count is refused, naming the key
   check_counts(db);
 }
 
+TEST_CASE("a raw write_batch writing a reserved key (schema record, migration, prepared) is refused; nothing is written",
+          "[conformance][counters][error]") {
+  counters_fixture fx;
+  auto& db = fx.db();
+  std::string record_key;
+  ks::detail::key_codec<message>::encode(record_key, message::key_type("q", 7));
+  for (const std::string& reserved : {std::string(ks::schema_key), std::string(ks::migration_key),
+                                     std::string("\xff" "keyschema/prepared/x"), std::string("\xff")}) {
+    INFO(ks::detail::describe_key(reserved));
+    for (const bool erase : {false, true}) {
+      ks::write_batch raw;
+      raw.put(record_key, "r");  // a record first: the whole batch is refused
+      if (erase)
+        raw.erase(reserved);
+      else
+        raw.put(reserved, "0123456789abcdef\n");
+      try {
+        db.write(raw);
+        FAIL("a raw write of a reserved key was written");
+      } catch (const ks::key_error& e) {
+        CHECK_THAT(e.what(), Catch::Contains("keyschema::store::write") && Catch::Contains("reserved key") &&
+                                 Catch::Contains(erase ? "erases" : "puts") && Catch::Contains("Nothing was written"));
+      }
+    }
+  }
+  CHECK(db.get<message>({"q", 7}) == std::nullopt);
+  fx.reopen();  // the schema record is intact
+  CHECK(fx.db().get<message>({"q", 7}) == std::nullopt);
+}
+
 TEST_CASE("declared counts equal the records after random writes and reopening",
           "[conformance][counters][count][model]") {
   counters_fixture fx;

@@ -272,11 +272,11 @@ TEST_CASE("commit_prepared refuses a record writing a count key or adding to a n
   ks::detail::key_codec<message>::encode(record_key, message::key_type("q", 1));
   ks::write_batch ops;
   ops.put(count_key, "x");
-  ks::write_batch records;  // records prepare() never writes, under reserved keys db.write takes
+  ks::write_batch records;  // records prepare() never writes, under reserved keys (written to the backend)
   records.put(ks::detail::prepared_key("count"), ks::detail::encode_prepared(ops));
   records.put(ks::detail::prepared_key("add"),
               ks::detail::encode_prepared(ks::write_batch{}, {ks::detail::prepared_add{record_key, 1}}));
-  db.write(records);
+  db.backend().write(records, ks::write_options{});
   try {
     (void)ks::commit_prepared(db, "count");
     FAIL("a prepared write of a count was applied");

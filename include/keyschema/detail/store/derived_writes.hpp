@@ -190,6 +190,19 @@ class pending_adds {
 
 // --- the schema's derived writes --------------------------------------------------------------------
 
+// Throws key_error when b puts or erases a reserved key (its first byte 0xff: the schema record,
+// a migration's progress, prepared transactions), which only the store writes: written raw, the
+// store would read back a record it did not make. Called with store::write's raw batches.
+inline void refuse_reserved(std::string_view what, const write_batch& b) {
+  for (const write_batch::op o : b) {
+    if (o.key.empty() || static_cast<unsigned char>(o.key.front()) != 0xff) continue;
+    throw key_error(std::string(what) + (o.kind == write_batch::op_kind::put ? " puts" : " erases") +
+                    " the reserved key " + describe_key(o.key) +
+                    ": keys starting with 0xff hold the store's own records (schema, migration, prepared "
+                    "transactions) and are written by the store only. Nothing was written");
+  }
+}
+
 template <class Schema>
 struct derived_writes;
 
