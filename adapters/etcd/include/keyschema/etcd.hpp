@@ -150,7 +150,8 @@ class etcd_backend {
   //     etcd_options::max_request_bytes; what() names the figure and the limit. Or the server
   //     refused it for the same reasons (its flags are lower than the options), or its space
   //     quota is exhausted (NOSPACE alarm). Nothing is split: write smaller batches.
-  //   limit_error: a key is empty and there is no key_prefix (etcd refuses the empty key).
+  //   limit_error: a key is empty and there is no key_prefix (etcd refuses the empty key), or an
+  //     operation's key or key + value exceeds limits().max_key_bytes / max_entry_bytes.
   //   backend_error, native_call "etcd /v3/kv/txn":
   //     no endpoint could be connected to (what() lists each failure): nothing was applied;
   //     the deadline passed or the connection broke after the request was sent: the outcome is
@@ -160,6 +161,7 @@ class etcd_backend {
   //   std::bad_alloc.
   void write(const write_batch& batch, const write_options& /*opts: always durable*/) {
     if (batch.empty()) return;
+    const backend_limits lim = limits();
     std::vector<write_batch::op> ops;
     ops.reserve(batch.size());
     {
@@ -169,6 +171,13 @@ class etcd_backend {
         if (o.key.empty() && c_->prefix().empty()) {
           throw limit_error("keyschema::etcd_backend: etcd cannot store the empty key (set etcd_options::key_prefix "
                             "to store it under the prefix); nothing was written");
+        }
+        if (o.key.size() > lim.max_key_bytes || o.value.size() > lim.max_entry_bytes - o.key.size()) {
+          throw limit_error("keyschema::etcd_backend: an operation of " + std::to_string(o.key.size()) +
+                            " key bytes and " + std::to_string(o.value.size()) +
+                            " value bytes exceeds the limit of " + std::to_string(lim.max_entry_bytes) +
+                            " bytes per entry (max_key_bytes, max_entry_bytes: half of what etcd_options::"
+                            "max_request_bytes leaves a batch); nothing was written");
         }
         const auto [it, inserted] = last.try_emplace(o.key, ops.size());
         if (inserted) ops.push_back(o);
@@ -256,18 +265,21 @@ class etcd_backend {
   // What write() accepts, from etcd_options::max_txn_ops and max_request_bytes:
   // max_ops_per_write = max_txn_ops; max_bytes_per_write = what is left of max_request_bytes
   // when every one of max_txn_ops operations carries its encoding overhead and the key prefix;
-  // max_entry_bytes (and max_key_bytes) = what one operation may hold. A batch within these
-  // always fits the request limit.
+  // max_entry_bytes and max_key_bytes = half of max_bytes_per_write (so that one operation at the
+  // limit still fits a batch with others; a larger value is written in chunks, see chunked.hpp).
+  // A batch within these always fits the request limit.
   backend_limits limits() const noexcept {
     const etcd_options& o = c_->options();
     const std::size_t per_op = etcd_detail::op_overhead_bytes + o.key_prefix.size();
     const std::size_t room = o.max_request_bytes - etcd_detail::request_overhead_bytes;
     backend_limits l;
     l.max_ops_per_write = o.max_txn_ops;
-    l.max_entry_bytes = room - per_op;
-    l.max_key_bytes = l.max_entry_bytes;
     const std::size_t all_ops = o.max_txn_ops * per_op;
-    l.max_bytes_per_write = room > all_ops ? room - all_ops : l.max_entry_bytes / o.max_txn_ops;
+    l.max_bytes_per_write = room > all_ops ? room - all_ops : (room - per_op) / o.max_txn_ops;
+    // Half a batch: an operation at the limit still fits a batch with the records the store adds
+    // to it (a count, an index entry, a second chunk).
+    l.max_entry_bytes = l.max_bytes_per_write / 2;
+    l.max_key_bytes = l.max_entry_bytes;
     return l;
   }
 

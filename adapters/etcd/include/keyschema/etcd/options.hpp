@@ -46,7 +46,7 @@ struct etcd_options {
 
   // Keys per page of a cursor (etcd RangeRequest::limit). Larger pages: fewer round trips, more
   // memory per cursor. At least 1.
-  std::size_t page_size = 64;
+  std::size_t page_size = 256;
 
   // Prepended to every key the backend stores and stripped from every key it returns, so that
   // several databases share one cluster (one prefix each; prefixes must not be prefixes of each

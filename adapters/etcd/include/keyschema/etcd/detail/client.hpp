@@ -107,8 +107,21 @@ class client {
     if (limit != 0) body += ",\"limit\":\"" + std::to_string(limit) + '"';
     if (revision != 0) body += ",\"revision\":\"" + std::to_string(revision) + '"';
     if (descend) body += ",\"sort_order\":\"DESCEND\",\"sort_target\":\"KEY\"";
-    body += '}';
-    return parse_range(context, call("/v3/kv/range", context, body, true));
+    if (revision == 0) {
+      body += '}';
+      return parse_range(context, call("/v3/kv/range", context, body, true));
+    }
+    // A revision that was read from the cluster is committed: a member that has applied it
+    // answers from its own state (serializable, no round trip to the leader). One that lags
+    // behind answers "future revision"; the read is then made linearizable, which waits for it.
+    std::string fast = body + ",\"serializable\":true}";
+    http_answer a = transport_.post(context, "/v3/kv/range", fast, true);
+    if (a.status != 200 && parse_error_body(a.body).message.find("future revision") != std::string::npos) {
+      body += '}';
+      a = transport_.post(context, "/v3/kv/range", body, true);
+    }
+    if (a.status != 200) throw_etcd_error(context, "etcd /v3/kv/range", a.endpoint, a.status, a.body);
+    return parse_range(context, a);
   }
 
   // The point read of etcd key k at revision (0: latest). Returns the page (0 or 1 kvs).

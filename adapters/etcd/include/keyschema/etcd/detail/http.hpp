@@ -48,6 +48,7 @@ class transport {
             std::chrono::milliseconds connect_timeout)
       : endpoints_(std::move(endpoints)), deadline_(deadline), connect_timeout_(connect_timeout) {
     global_init();
+    idle_.reserve(max_idle);  // release() then never allocates
     for (std::string& e : endpoints_) {
       while (!e.empty() && e.back() == '/') e.pop_back();
     }
@@ -147,7 +148,11 @@ class transport {
                           call, rc);
     }
     if (last_unavailable.status != 0) return last_unavailable;  // every member lacks a leader: say so
-    throw backend_error(context + ": " + call + ": no endpoint answered (" + failures + ")", call, last_rc);
+    const std::string within = last_rc == CURLE_OPERATION_TIMEDOUT
+                                   ? " within its deadline of " + std::to_string(deadline_.count()) + " ms"
+                                   : std::string();
+    throw backend_error(context + ": " + call + ": no endpoint answered" + within + " (" + failures + ")", call,
+                        last_rc);
   }
 
  private:
