@@ -6,9 +6,10 @@
 // win, because the batch is reduced to the last operation per key: etcd refuses a Txn that names
 // a key twice), snapshots that read at one revision (etcd_snapshot) and cursors that page through
 // a range at one revision in either direction (etcd_cursor). It also models
-// backend_with_erase_range (one etcd DeleteRange erases a whole range atomically). Nothing is split: a batch beyond the
-// cluster's --max-txn-ops or --max-request-bytes is refused with limit_error naming both figures,
-// and limits() reports them so that keyschema::store sizes its erase chunks and sweeps by them.
+// backend_with_erase_range: one etcd DeleteRange erases a whole range atomically. Nothing is
+// split: a batch beyond the cluster's --max-txn-ops or --max-request-bytes is refused with
+// limit_error naming both figures, and limits() reports them so that keyschema::store sizes its
+// erase chunks and sweeps by them.
 //
 // Transport: etcd's v3 JSON gateway (POST /v3/kv/range, /v3/kv/txn; keys and values base64) over
 // HTTP with libcurl, because it needs no code generation and no gRPC/protobuf toolchain, and

@@ -22,6 +22,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -146,6 +148,8 @@ class client {
     try {
       const nlohmann::json j = nlohmann::json::parse(a.body);
       return json_int64(j.at("header").at("revision"));
+    } catch (const std::bad_alloc&) {
+      throw;
     } catch (const std::exception& e) {
       throw backend_error(context + ": etcd /v3/kv/txn at " + a.endpoint + " answered what is not a TxnResponse (" +
                               e.what() + "): " + a.body.substr(0, 300),
@@ -182,6 +186,8 @@ class client {
           p.kvs.push_back(std::move(out));
         }
       }
+    } catch (const std::bad_alloc&) {
+      throw;
     } catch (const std::exception& e) {
       throw backend_error(context + ": etcd /v3/kv/range at " + a.endpoint +
                               " answered what is not a RangeResponse (" + e.what() + "): " + a.body.substr(0, 300),
