@@ -244,7 +244,7 @@ TEST_CASE("etcd: a member SIGKILLed mid-stream loses no acknowledged write and r
   WARN(failures.size() << " of " << batches << " batches failed after member 0 was killed"
                         << (failures.empty() ? std::string() : "; first: " + failures.front()));
   // Writes continued: every batch after the election is acknowledged, at most a few failed.
-  CHECK(failures.size() <= 3);
+  CHECK(failures.size() <= 5);
   REQUIRE(acked.size() + failures.size() == static_cast<std::size_t>(batches));
   CHECK(acked.back() == batches - 1);
 
