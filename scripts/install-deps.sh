@@ -16,6 +16,8 @@ packages=(
   sqlite3           # tests: the sqlite3 shell reads what keyschema writes (sqlite_shell_test)
   librocksdb-dev    # keyschema::rocksdb
   rocksdb-tools     # RocksDB interop test: `ldb` reads what keyschema writes (rocksdb_ldb_test)
+  libcurl4-openssl-dev nlohmann-json3-dev  # keyschema::etcd (HTTP transport, JSON)
+  etcd-server etcd-client  # etcd tests: a 3-member cluster (scripts/etcd-cluster.sh)
   strace            # tests: LMDB's commit order (lmdb_power_loss_test)
   libbenchmark-dev  # benchmarks
   python3           # tests/docs/extract_cpp_blocks.py (docs.* tests)

@@ -1,0 +1,306 @@
+// keyschema/etcd.hpp: keyschema::etcd_backend, the etcd storage adapter.
+//
+// etcd_backend meets the byte-level contract of <keyschema/backend.hpp> on an etcd cluster (v3
+// API, etcd 3.4 or later): keys in unsigned byte order (etcd's own), a write_batch committed as
+// one etcd Txn (atomic: every member applies all of it or none; later operations on the same key
+// win, because the batch is reduced to the last operation per key: etcd refuses a Txn that names
+// a key twice), snapshots that read at one revision (etcd_snapshot) and cursors that page through
+// a range at one revision in either direction (etcd_cursor). It also models
+// backend_with_erase_range: one etcd DeleteRange erases a whole range atomically. Nothing is
+// split: a batch beyond the cluster's --max-txn-ops or --max-request-bytes is refused with
+// limit_error naming both figures, and limits() reports them so that keyschema::store sizes its
+// erase chunks and sweeps by them.
+//
+// Transport: etcd's v3 JSON gateway (POST /v3/kv/range, /v3/kv/txn; keys and values base64) over
+// HTTP with libcurl, because it needs no code generation and no gRPC/protobuf toolchain, and
+// stays header-only; gRPC (Debian's libgrpc++ and protobuf) is the alternative, at the cost of a
+// generated etcd API library every consumer would have to build. Every call has a deadline
+// (etcd_options::deadline, CURLOPT_TIMEOUT_MS); a member that cannot be connected to is skipped
+// for the next endpoint. Errors name the call ("etcd /v3/kv/txn"), the endpoint, the HTTP status
+// and the gRPC code: a lost member, a leader change, a member without a leader and a timeout each
+// say which, and never hang past the deadline.
+//
+// Durability: etcd acknowledges a Txn once a majority of members has it in its fsync'ed
+// write-ahead log, so every write is durable as with write_options::sync, whatever the option
+// says (it is ignored).
+//
+// Key prefix: with etcd_options::key_prefix set, every key is stored under that prefix and
+// returned without it, so one cluster holds several databases (and the empty key can be stored).
+//
+//   keyschema::etcd_backend db({.endpoints = {"http://10.0.0.1:2379", "http://10.0.0.2:2379"},
+//                               .key_prefix = "broker/"});
+//
+// Thread-safety: get, snapshot, cursor, limits and write may be called concurrently from any
+// number of threads (each call uses its own HTTP connection from a pool). A single cursor or
+// snapshot object is not shared between threads without external synchronization. Construction,
+// moves and destruction need exclusive access. Several processes may use one cluster at once:
+// each write() is atomic, but keyschema::store's transactions are serialized only within one
+// process (no compare on read revisions yet).
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/etcd/cursor.hpp>
+#include <keyschema/etcd/detail/base64.hpp>
+#include <keyschema/etcd/detail/client.hpp>
+#include <keyschema/etcd/options.hpp>
+#include <keyschema/etcd/snapshot.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+
+namespace etcd_detail {
+
+// Bytes of a protobuf varint holding n.
+constexpr std::size_t varint_size(std::size_t n) noexcept {
+  std::size_t s = 1;
+  while (n >= 0x80) {
+    n >>= 7;
+    ++s;
+  }
+  return s;
+}
+// Bytes of a length-delimited protobuf field (tag of one byte) holding len bytes.
+constexpr std::size_t field_size(std::size_t len) noexcept { return 1 + varint_size(len) + len; }
+
+// Upper bound of what etcd adds to one operation of a Txn besides its key and value bytes: the
+// RequestOp in TxnRequest.success, its PutRequest, and the key and value fields (a tag and a
+// length varint of at most 5 bytes each).
+inline constexpr std::size_t op_overhead_bytes = 4 * 6;
+// Upper bound of the rest of the request etcd measures against --max-request-bytes: the
+// InternalRaftRequest's header and its txn field.
+inline constexpr std::size_t request_overhead_bytes = 64;
+
+}  // namespace etcd_detail
+
+class etcd_backend {
+ public:
+  using snapshot_type = etcd_snapshot;
+  using cursor_type = etcd_cursor;
+
+  // Connects to the cluster: reads its current revision once, so that an unreachable cluster
+  // fails here rather than at the first write.
+  // Errors:
+  //   std::invalid_argument: options.endpoints is empty, or max_txn_ops is 0, or
+  //     max_request_bytes leaves no room for one operation.
+  //   backend_error, native_call "etcd /v3/kv/range": no endpoint answered within
+  //     options.deadline (what() lists each endpoint's failure), or the cluster has no leader
+  //     (see get()).
+  //   backend_error, native_call "curl_global_init"; std::bad_alloc.
+  explicit etcd_backend(const etcd_options& options = {}) {
+    if (options.endpoints.empty()) {
+      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::endpoints is empty; name at least one "
+                                  "member's client URL (http://host:2379)");
+    }
+    if (options.max_txn_ops == 0 ||
+        options.max_request_bytes <= etcd_detail::request_overhead_bytes + etcd_detail::op_overhead_bytes +
+                                         options.key_prefix.size()) {
+      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::max_txn_ops is 0 or max_request_bytes (" +
+                                  std::to_string(options.max_request_bytes) +
+                                  ") leaves no room for one operation; use the cluster's --max-txn-ops and "
+                                  "--max-request-bytes");
+    }
+    c_ = std::make_shared<const etcd_detail::client>(options);
+    static_cast<void>(c_->current_revision("keyschema::etcd_backend: connecting to the cluster"));
+  }
+
+  // Moving transfers the connection state; snapshots and cursors taken before stay usable.
+  etcd_backend(etcd_backend&&) noexcept = default;
+  etcd_backend& operator=(etcd_backend&&) noexcept = default;
+  etcd_backend(const etcd_backend&) = delete;
+  etcd_backend& operator=(const etcd_backend&) = delete;
+  // Closes idle connections once the last cursor is gone. Nothing to flush: every write() was
+  // committed by the cluster before it returned.
+  ~etcd_backend() = default;
+
+  // Reads key at *snap's revision (the latest, linearizable, when snap is nullptr) into value.
+  // Returns false when the key does not exist (value is then unspecified).
+  // Errors (backend_error, native_call "etcd /v3/kv/range"):
+  //   no endpoint answered (connection refused or timed out at each; what() lists them), or the
+  //     deadline passed (native_code 28, CURLE_OPERATION_TIMEDOUT);
+  //   every member answered that it has no leader (gRPC 14): the cluster lost its majority;
+  //   the snapshot's revision was compacted (gRPC 11): take a new snapshot;
+  //   any other answer than HTTP 200 (what() holds etcd's message).
+  // REQUIRES: snap, when not null, comes from this backend.
+  bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
+    if (key.empty() && c_->prefix().empty()) return false;  // etcd cannot hold the empty key
+    etcd_detail::range_page p =
+        c_->get("keyschema::etcd_backend: get", c_->etcd_key(key), snap != nullptr ? snap->revision() : 0);
+    if (p.kvs.empty()) return false;
+    value = std::move(p.kvs.front().value);
+    return true;
+  }
+
+  // Commits batch as one etcd Txn of puts and deletes (after reducing it to the last operation
+  // per key): every member applies all of it or none, and it is durable when write() returns
+  // (opts is ignored: see the header comment). An empty batch does nothing.
+  // Errors (nothing of batch was applied, except where "unknown" is said):
+  //   limit_error: the batch holds more distinct keys than limits().max_ops_per_write
+  //     (etcd_options::max_txn_ops), or its encoded request is larger than
+  //     etcd_options::max_request_bytes; what() names the figure and the limit. Or the server
+  //     refused it for the same reasons (its flags are lower than the options), or its space
+  //     quota is exhausted (NOSPACE alarm). Nothing is split: write smaller batches.
+  //   limit_error: a key is empty and there is no key_prefix (etcd refuses the empty key), or an
+  //     operation's key or key + value exceeds limits().max_key_bytes / max_entry_bytes.
+  //   backend_error, native_call "etcd /v3/kv/txn":
+  //     no endpoint could be connected to (what() lists each failure): nothing was applied;
+  //     the deadline passed or the connection broke after the request was sent: the outcome is
+  //       unknown (what() says so): the batch may have been applied;
+  //     the member has no leader / the leader changed (gRPC 14) / the request timed out in the
+  //       cluster: what() says which; for a timeout the outcome is unknown.
+  //   std::bad_alloc.
+  void write(const write_batch& batch, const write_options& /*opts: always durable*/) {
+    if (batch.empty()) return;
+    const backend_limits lim = limits();
+    std::vector<write_batch::op> ops;
+    ops.reserve(batch.size());
+    {
+      std::unordered_map<std::string_view, std::size_t> last;
+      last.reserve(batch.size());
+      for (const write_batch::op o : batch) {
+        if (o.key.empty() && c_->prefix().empty()) {
+          throw limit_error("keyschema::etcd_backend: etcd cannot store the empty key (set etcd_options::key_prefix "
+                            "to store it under the prefix); nothing was written");
+        }
+        if (o.key.size() > lim.max_key_bytes || o.value.size() > lim.max_entry_bytes - o.key.size()) {
+          throw limit_error("keyschema::etcd_backend: an operation of " + std::to_string(o.key.size()) +
+                            " key bytes and " + std::to_string(o.value.size()) +
+                            " value bytes exceeds the limit of " + std::to_string(lim.max_entry_bytes) +
+                            " bytes per entry (max_key_bytes, max_entry_bytes: half of what etcd_options::"
+                            "max_request_bytes leaves a batch); nothing was written");
+        }
+        const auto [it, inserted] = last.try_emplace(o.key, ops.size());
+        if (inserted) ops.push_back(o);
+        else ops[it->second] = o;
+      }
+    }
+    const etcd_options& opt = c_->options();
+    if (ops.size() > opt.max_txn_ops) {
+      throw limit_error("keyschema::etcd_backend: a batch of " + std::to_string(ops.size()) +
+                        " distinct keys exceeds the limit of " + std::to_string(opt.max_txn_ops) +
+                        " operations per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); "
+                        "nothing was written");
+    }
+    const std::size_t prefix = c_->prefix().size();
+    std::size_t txn_bytes = 0;
+    for (const write_batch::op& o : ops) {
+      const std::size_t key_field = etcd_detail::field_size(prefix + o.key.size());
+      const std::size_t inner = o.kind == write_batch::op_kind::put
+                                    ? key_field + (o.value.empty() ? 0 : etcd_detail::field_size(o.value.size()))
+                                    : key_field;
+      txn_bytes += etcd_detail::field_size(etcd_detail::field_size(inner));
+    }
+    const std::size_t request_bytes = etcd_detail::field_size(txn_bytes) + etcd_detail::request_overhead_bytes;
+    if (request_bytes > opt.max_request_bytes) {
+      throw limit_error("keyschema::etcd_backend: a batch of " + std::to_string(ops.size()) + " operations encodes to " +
+                        std::to_string(request_bytes) + " request bytes, more than the limit of " +
+                        std::to_string(opt.max_request_bytes) +
+                        " bytes (etcd_options::max_request_bytes, the cluster's --max-request-bytes); nothing was "
+                        "written");
+    }
+    std::string body;
+    body.reserve(64 + (batch.byte_size() + ops.size() * (prefix + 48)) * 4 / 3);
+    body += "{\"success\":[";
+    bool first = true;
+    for (const write_batch::op& o : ops) {
+      if (!first) body += ',';
+      first = false;
+      const bool put = o.kind == write_batch::op_kind::put;
+      body += put ? "{\"request_put\":{\"key\":\"" : "{\"request_delete_range\":{\"key\":\"";
+      base64_key(body, o.key);
+      body += '"';
+      if (put && !o.value.empty()) {
+        body += ",\"value\":\"";
+        etcd_detail::base64_append(body, o.value);
+        body += '"';
+      }
+      body += "}}";
+    }
+    body += "]}";
+    static_cast<void>(
+        c_->txn("keyschema::etcd_backend: writing a batch of " + std::to_string(ops.size()) + " operations", body));
+  }
+
+  // Erases every key k with range.lower <= k < range.upper (no upper bound when range.upper is
+  // empty; range.reverse is ignored) with one etcd DeleteRange in one Txn: atomic, whatever the
+  // number of keys (etcd counts it as one operation), durable when it returns.
+  // Errors: as write() (native_call "etcd /v3/kv/txn"), except the limits of a batch; std::bad_alloc.
+  void erase_range(const key_range& range, const write_options& /*opts: always durable*/) {
+    const etcd_detail::etcd_range r = c_->to_etcd(range.lower, range.upper);
+    if (r.empty()) return;
+    std::string body = "{\"success\":[{\"request_delete_range\":{\"key\":\"";
+    etcd_detail::base64_append(body, r.begin);
+    body += "\",\"range_end\":\"";
+    etcd_detail::base64_append(body, r.end);
+    body += "\"}}]}";
+    static_cast<void>(c_->txn("keyschema::etcd_backend: erasing a range", body));
+  }
+
+  // A view of the latest committed state: the cluster's current revision, read linearizably now.
+  // Errors: as get() (native_call "etcd /v3/kv/range"); std::bad_alloc.
+  snapshot_type snapshot() const {
+    return snapshot_type(c_->current_revision("keyschema::etcd_backend: taking a snapshot"));
+  }
+
+  // A cursor over the keys k with range.lower <= k < range.upper (no upper bound when
+  // range.upper is empty), ascending, or descending when range.reverse, at *snap's revision, or
+  // at the revision of the first page's answer when snap is nullptr. The bounds are copied; the
+  // first page is read here.
+  // Errors: as etcd_cursor::next(); std::bad_alloc.
+  // REQUIRES: snap, when not null, comes from this backend.
+  cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
+    return cursor_type(c_, range, snap != nullptr ? snap->revision() : 0);
+  }
+
+  // What write() accepts, from etcd_options::max_txn_ops and max_request_bytes:
+  // max_ops_per_write = max_txn_ops; max_bytes_per_write = what is left of max_request_bytes
+  // when every one of max_txn_ops operations carries its encoding overhead and the key prefix;
+  // max_entry_bytes and max_key_bytes = half of max_bytes_per_write (so that one operation at the
+  // limit still fits a batch with others; a larger value is written in chunks, see chunked.hpp).
+  // A batch within these always fits the request limit.
+  backend_limits limits() const noexcept {
+    const etcd_options& o = c_->options();
+    const std::size_t per_op = etcd_detail::op_overhead_bytes + o.key_prefix.size();
+    const std::size_t room = o.max_request_bytes - etcd_detail::request_overhead_bytes;
+    backend_limits l;
+    l.max_ops_per_write = o.max_txn_ops;
+    const std::size_t all_ops = o.max_txn_ops * per_op;
+    l.max_bytes_per_write = room > all_ops ? room - all_ops : (room - per_op) / o.max_txn_ops;
+    // Half a batch: an operation at the limit still fits a batch with the records the store adds
+    // to it (a count, an index entry, a second chunk).
+    l.max_entry_bytes = l.max_bytes_per_write / 2;
+    l.max_key_bytes = l.max_entry_bytes;
+    return l;
+  }
+
+  // The options the backend was made with (endpoints, limits, prefix).
+  const etcd_options& options() const noexcept { return c_->options(); }
+
+ private:
+  void base64_key(std::string& out, std::string_view key) const {
+    if (c_->prefix().empty()) {
+      etcd_detail::base64_append(out, key);
+    } else {
+      etcd_detail::base64_append(out, c_->etcd_key(key));
+    }
+  }
+
+  std::shared_ptr<const etcd_detail::client> c_;
+};
+
+static_assert(backend<etcd_backend>, "keyschema::etcd_backend: does not meet the backend contract; see keyschema/backend.hpp");
+static_assert(backend_with_erase_range<etcd_backend>,
+              "keyschema::etcd_backend: does not provide erase_range; see keyschema/backend.hpp");
+
+KEYSCHEMA_END_NAMESPACE

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# scripts/etcd-cluster.sh: start or stop a real 3-member etcd cluster on loopback ports, for the
+# etcd adapter's tests (tests/CMakeLists.txt runs it as the CTest fixture etcd_cluster).
+#
+#   scripts/etcd-cluster.sh start <dir> [base-port]   start it; prints the client endpoints
+#                                                      (comma-separated) on the last line
+#   scripts/etcd-cluster.sh stop <dir>                 stop it (SIGTERM, then SIGKILL) and remove
+#                                                      its data
+#   scripts/etcd-cluster.sh endpoints <dir>            print the client endpoints again
+#   scripts/etcd-cluster.sh kill <dir> <member>        SIGKILL one member (0, 1 or 2)
+#   scripts/etcd-cluster.sh restart <dir> <member>     start a killed member again, wait until it
+#                                                      is healthy
+#
+# Member i (0..2) listens for clients on 127.0.0.1:<base-port + 2i> and for peers on
+# <base-port + 2i + 1> (base-port 23790 by default: 23790..23795, away from etcd's 2379/2380).
+# Its data directory is <dir>/m<i>, its log <dir>/m<i>.log, its pid <dir>/m<i>.pid. Extra flags
+# for every member come from ETCD_EXTRA_FLAGS (for example "--max-request-bytes 8388608").
+# start waits (up to 60 s) until `etcdctl endpoint health` is ok for all three members, and
+# fails with the members' log tails otherwise. Needs Debian's etcd-server and etcd-client.
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 start <dir> [base-port] | stop <dir> | endpoints <dir> | kill <dir> <member> | restart <dir> <member>" >&2
+  exit 2
+}
+
+[[ $# -ge 2 ]] || usage
+cmd=$1
+dir=$2
+
+ETCD=${ETCD:-etcd}
+ETCDCTL=${ETCDCTL:-etcdctl}
+export ETCDCTL_API=3
+
+port_of() {  # port_of <member> <client|peer>
+  local base
+  base=$(cat "$dir/base-port")
+  if [[ $2 == client ]]; then echo $((base + 2 * $1)); else echo $((base + 2 * $1 + 1)); fi
+}
+
+endpoints() {
+  local out="" i
+  for i in 0 1 2; do
+    out+="${out:+,}http://127.0.0.1:$(port_of "$i" client)"
+  done
+  echo "$out"
+}
+
+start_member() {  # start_member <i> <new|existing>
+  local i=$1 state=$2 cluster="" j
+  for j in 0 1 2; do
+    cluster+="${cluster:+,}m$j=http://127.0.0.1:$(port_of "$j" peer)"
+  done
+  # shellcheck disable=SC2086  # ETCD_EXTRA_FLAGS is a list of flags
+  nohup "$ETCD" --name "m$i" --data-dir "$dir/m$i" \
+    --listen-client-urls "http://127.0.0.1:$(port_of "$i" client)" \
+    --advertise-client-urls "http://127.0.0.1:$(port_of "$i" client)" \
+    --listen-peer-urls "http://127.0.0.1:$(port_of "$i" peer)" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$(port_of "$i" peer)" \
+    --initial-cluster "$cluster" --initial-cluster-state "$state" \
+    --initial-cluster-token "keyschema-$(cat "$dir/base-port")" \
+    --logger zap --log-outputs stderr ${ETCD_EXTRA_FLAGS:-} \
+    >>"$dir/m$i.log" 2>&1 </dev/null &
+  echo $! >"$dir/m$i.pid"
+}
+
+wait_healthy() {  # wait_healthy <endpoints>
+  local deadline=$((SECONDS + 60))
+  until "$ETCDCTL" --endpoints "$1" --command-timeout=2s endpoint health >/dev/null 2>&1; do
+    if ((SECONDS >= deadline)); then
+      echo "etcd-cluster: not healthy after 60 s at $1; member logs:" >&2
+      for f in "$dir"/m*.log; do
+        echo "== $f" >&2
+        tail -n 20 "$f" >&2
+      done
+      return 1
+    fi
+    sleep 0.2
+  done
+}
+
+stop_member() {  # stop_member <i> <signal>
+  local pidfile="$dir/m$1.pid" pid
+  [[ -f $pidfile ]] || return 0
+  pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "-$2" "$pid" 2>/dev/null || true
+  fi
+}
+
+case $cmd in
+  start)
+    base=${3:-23790}
+    mkdir -p "$dir"
+    if [[ -f $dir/m0.pid ]] && kill -0 "$(cat "$dir/m0.pid")" 2>/dev/null; then
+      echo "etcd-cluster: a cluster already runs in $dir; stop it first" >&2
+      exit 1
+    fi
+    rm -rf "$dir"/m0 "$dir"/m1 "$dir"/m2 "$dir"/m*.log "$dir"/m*.pid
+    echo "$base" >"$dir/base-port"
+    for i in 0 1 2; do start_member "$i" new; done
+    if ! wait_healthy "$(endpoints)"; then
+      for i in 0 1 2; do stop_member "$i" KILL; done
+      exit 1
+    fi
+    endpoints
+    ;;
+  endpoints)
+    endpoints
+    ;;
+  kill)
+    [[ $# -ge 3 ]] || usage
+    stop_member "$3" KILL
+    ;;
+  restart)
+    [[ $# -ge 3 ]] || usage
+    start_member "$3" existing
+    wait_healthy "http://127.0.0.1:$(port_of "$3" client)"
+    ;;
+  stop)
+    [[ -f $dir/base-port ]] || exit 0
+    for i in 0 1 2; do stop_member "$i" TERM; done
+    for _ in $(seq 50); do
+      alive=0
+      for i in 0 1 2; do
+        if [[ -f $dir/m$i.pid ]] && kill -0 "$(cat "$dir/m$i.pid")" 2>/dev/null; then alive=1; fi
+      done
+      ((alive)) || break
+      sleep 0.1
+    done
+    for i in 0 1 2; do stop_member "$i" KILL; done
+    rm -rf "$dir"/m0 "$dir"/m1 "$dir"/m2 "$dir"/m*.pid
+    echo "etcd-cluster: stopped"
+    ;;
+  *)
+    usage
+    ;;
+esac
