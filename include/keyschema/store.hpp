@@ -793,7 +793,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   }
 
   // Erases every entry the scan covers (its prefix, bounds and limit), in bounded batches of
-  // at most erase_chunk keys (fewer under the backend's limits): each chunk is atomic, the whole is not (a crash midway leaves a suffix of
+  // at most erase_chunk keys (fewer under the backend's limits, which a chunk's count and index
+  // updates share): each chunk is atomic, the whole is not (a crash midway leaves a suffix of
   // the range). Readers are never blocked for long. Returns how many entries it erased.
   // On a backend_with_erase_range (RocksDB) a range whose every key belongs to KS and that holds
   // no more keys than the scan's limit is instead counted and then erased natively, in one atomic
@@ -826,7 +827,10 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     std::size_t left = view.max_count();
     std::size_t erased = 0;
     const backend_limits limits = backend_.limits();
-    const std::size_t chunk = detail::erase_chunk_ops(limits, erase_chunk);
+    // A chunk's erases become more operations when KS has counts or indexes (their updates are
+    // written with it): the chunk holds fewer keys so that the whole write stays within limits.
+    constexpr std::size_t ops_per_key = detail::derived_writes<Schema>::template ops_per_write<KS>;
+    const std::size_t chunk = detail::erase_chunk_ops(limits, erase_chunk, ops_per_key);
     write_batch b;
     for (;;) {
       b.clear();
@@ -836,7 +840,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
         for (auto c = backend_.cursor(key_range{lower, upper, reverse}, nullptr);
              c.valid() && b.size() < chunk && left > 0; c.next()) {
           if (!detail::key_codec<KS>::matches(c.key())) continue;
-          if (!detail::erase_chunk_fits(limits, b.byte_size(), c.key().size())) break;
+          if (!detail::erase_chunk_fits(limits, b.byte_size() * ops_per_key, c.key().size() * ops_per_key)) break;
           b.erase(c.key());
           last.assign(c.key());
           --left;

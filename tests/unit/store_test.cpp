@@ -425,6 +425,43 @@ TEST_CASE("erase_range chunks shrink to the backend's per-write limits", "[store
   }
 }
 
+// A record keyspace with a declared count and an index: each erased record brings up to 3 more
+// operations (its count, its index entry), which range-erase chunks must leave room for.
+namespace derived_chunks {
+using record = ks::keyspace<"record", std::int64_t, ks::lit<"R">, ks::field<"queue", std::string>,
+                            ks::field<"id", std::uint64_t>>;
+struct by_value {
+  std::optional<std::tuple<std::int64_t, std::uint64_t>> operator()(const record::key_type& k,
+                                                                   const record::value_type& v) const {
+    return std::tuple(v, std::get<1>(k));
+  }
+};
+using record_index = ks::keyspace<"record_index", ks::index_of<record, by_value>, ks::lit<"I">,
+                                  ks::field<"value", std::int64_t>, ks::field<"id", std::uint64_t>>;
+using record_count = ks::keyspace<"record_count", ks::count_of<record, 1>, ks::lit<"C">, ks::field<"queue", std::string>>;
+using derived_schema = ks::schema<record, record_index, record_count>;
+}  // namespace derived_chunks
+
+TEST_CASE("erase_range chunks leave room for the count and index updates of each erased record",
+          "[store][erase][limits][count][index]") {
+  using namespace derived_chunks;
+  static_assert(ks::detail::derived_writes<derived_schema>::ops_per_write<record> == 4);
+  static_assert(ks::detail::derived_writes<derived_schema>::ops_per_write<record_count> == 1);
+  ks::memory_backend inner;
+  keyschema_test::ref_backend<> backend(inner, ks::backend_limits{.max_ops_per_write = 16});
+  ks::store<derived_schema, keyschema_test::ref_backend<>> db{backend};
+  for (std::uint64_t i = 0; i < 50; ++i) db.put<record>({"q", i}, static_cast<std::int64_t>(i % 7));
+  REQUIRE(db.get<record_count>({"q"}) == std::optional<std::int64_t>(50));
+  const std::size_t writes_before = db.backend().writes();
+  // Before chunks counted them, 16 erases + 16 index erases + 1 count were one 33-operation write.
+  CHECK(db.erase_prefix<record>("q") == 50);
+  CHECK(db.backend().writes() - writes_before == 13);  // 4 records (up to 16 operations) per write
+  CHECK(db.backend().largest_write() <= 16);
+  CHECK(ranges::distance(db.scan<record>("q")) == 0);
+  CHECK(ranges::distance(db.scan<record_index>()) == 0);
+  CHECK(db.get<record_count>({"q"}) == std::nullopt);
+}
+
 TEST_CASE("stored bytes that do not decode name the keyspace and the key", "[store][errors]") {
   ks::memory_backend inner;
   ref_store db{keyschema_test::ref_backend<>(inner)};

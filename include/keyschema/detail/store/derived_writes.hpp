@@ -211,6 +211,13 @@ struct derived_writes<schema<K...>> {
   // R is counted by some keyspace of the schema.
   template <class R>
   static constexpr bool has_dependents = (counts<K, R>() || ...) || (indexes<K, R>() || ...);
+  // The most operations one write of a record of R becomes: itself, plus one per count of R (its
+  // group's count changes) and two per index of R (the old entry erased, the new one put).
+  // Sizes range-erase chunks under a backend's max_ops_per_write.
+  template <class R>
+  static constexpr std::size_t ops_per_write =
+      1 + ((counts<K, R>() ? std::size_t{1} : std::size_t{0}) + ... + std::size_t{0}) +
+      ((indexes<K, R>() ? std::size_t{2} : std::size_t{0}) + ... + std::size_t{0});
   // Some keyspace of the schema is maintained by the store.
   static constexpr bool any = (is_maintained_keyspace<K> || ...);
 

@@ -79,10 +79,11 @@ void check_batch_limits(const backend_limits& l, const write_batch& b, KeyspaceN
 }
 
 // The number of keys one chunk of a bounded range erase may hold: at most cap (the store's
-// erase_chunk) and max_ops_per_write; never less than one. max_bytes_per_write is checked key by
-// key while a chunk fills (erase_chunk_fits).
-inline std::size_t erase_chunk_ops(const backend_limits& l, std::size_t cap) {
-  return std::max<std::size_t>(1, std::min(cap, l.max_ops_per_write));
+// erase_chunk) and max_ops_per_write / ops_per_key (each erased key may bring the updates of its
+// counts and index entries, derived_writes::ops_per_write); never less than one.
+// max_bytes_per_write is checked key by key while a chunk fills (erase_chunk_fits).
+inline std::size_t erase_chunk_ops(const backend_limits& l, std::size_t cap, std::size_t ops_per_key = 1) {
+  return std::max<std::size_t>(1, std::min(cap, l.max_ops_per_write / std::max<std::size_t>(1, ops_per_key)));
 }
 // Whether a chunk of chunk_bytes key bytes may take one more key of key_bytes (the first key
 // always fits: a key longer than the limit was refused when it was written).
