@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config
   catch2            # Catch2 2.x (tests)
+  ninja-build       # scripts/test builds with Ninja
   librange-v3-dev   # range-v3 (core)
   libleveldb-dev    # keyschema::leveldb
   python3-plyvel    # LevelDB interop test (tests/unit/leveldb_plyvel_test.cpp)
