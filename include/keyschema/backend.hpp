@@ -119,8 +119,10 @@ concept backend = requires(B& b, const B& cb, std::string_view k, std::string& o
   { cb.limits() } -> std::same_as<backend_limits>;
 };
 
-// Optional: a backend whose engine has write transactions that serialize writers itself, also
-// across processes (LMDB). keyschema::store then runs its transactions inside one (so they are
+// Optional: a backend whose engine has write transactions that are serializable with every
+// other writer, also across processes: pessimistic ones that lock writers out (LMDB, SQLite), or
+// optimistic ones that read one state and refuse to commit over a changed one (etcd: conflict_error).
+// keyschema::store then runs its transactions and read-modify-writes inside one (so they are
 // serializable across processes) instead of over a snapshot guarded by its in-process writer
 // lock. REQUIRES: a write_transaction_type is begun, used and ended by one thread, which
 // meanwhile does not call write() or begin_write() of the same backend.
@@ -133,8 +135,9 @@ concept backend_with_write_transaction =
       // Move-constructible; destroying an open one aborts it.
       requires std::move_constructible<typename B::write_transaction_type>;
       // Takes the engine's write lock (waiting for writers of this and every other process) and
-      // returns a transaction reading the state it locked, which stays current until it ends.
-      // Errors: backend_error, limit_error.
+      // returns a transaction reading the state it locked, which stays current until it ends; or,
+      // optimistic, returns a transaction reading one state without locking, whose commit fails
+      // with conflict_error if that state changed. Errors: backend_error, limit_error.
       { b.begin_write() } -> std::same_as<typename B::write_transaction_type>;
       // True until commit() succeeded or a failure ended the transaction.
       { ct.is_open() } -> std::convertible_to<bool>;
@@ -146,8 +149,8 @@ concept backend_with_write_transaction =
       // Applies wb atomically with the durability of wo and ends the transaction. When it
       // throws, nothing was applied; the transaction is either still open (the locked state is
       // unchanged) or ended (is_open() is false), and never commits over a state other than the
-      // one it read: if the engine had to let go of its lock, it throws conflict_error when
-      // another writer committed meanwhile.
+      // one it read: if the engine had to let go of its lock (or never held one), it throws
+      // conflict_error when another writer committed over what it read meanwhile.
       t.commit(wb, wo);
     };
 

@@ -27,12 +27,15 @@
 // erase_range) are serialized by the store: one at a time, in the order they take the store's
 // writer lock. A transaction holds that lock from transaction() until commit(), rollback() or its
 // destruction, so a read-modify-write inside it cannot lose an update. On a backend whose engine
-// serializes writers across processes (LMDB), a transaction also holds the engine's write lock,
-// so this holds for several processes sharing one database too. A batch's adds (add<KS>), and the
+// serializes writers across processes (LMDB, SQLite), a transaction also holds the engine's write
+// lock, so this holds for several processes sharing one database too; on etcd, whose transactions
+// are optimistic, a transaction whose reads another process changed fails with conflict_error
+// (run it again: run_transaction in retry.hpp). A batch's adds (add<KS>), and the
 // declared counts (count_of) and index entries (index_of) of what a write creates, changes or
-// erases, are resolved while the writer lock is held (on a backend_with_write_transaction, LMDB or
-// SQLite, inside one engine write transaction) and written in the same atomic write, so they are
-// exact under concurrent writers of this and other processes; see counters.hpp and indexes.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
+// erases, are resolved while the writer lock is held (on a backend_with_write_transaction, LMDB,
+// SQLite or etcd, inside one engine write transaction, resolved again when etcd reports a
+// conflict) and written in the same atomic write, so they are exact under concurrent writers of
+// this and other processes; see counters.hpp and indexes.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
@@ -53,6 +56,7 @@
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/key_arg.hpp>
+#include <keyschema/retry.hpp>
 #include <keyschema/scan.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/value_codec.hpp>
@@ -363,11 +367,13 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
 // then plus its own pending writes (read-your-writes, also in scans), and applies all of its
 // writes atomically at commit(). Since no other writer can commit meanwhile, what it read is
 // still current at commit: read-modify-write sequences (counters) cannot lose updates.
-// On a backend with write transactions (backend_with_write_transaction: LMDB) it also holds the
-// engine's write lock and reads through it, so this holds across processes too: writers of every
-// process wait for it. Otherwise it reads a snapshot, and the store's in-process writer lock is
-// what serializes it (other processes must not write the database meanwhile; LevelDB forbids a
-// second process anyway).
+// On a backend with write transactions (backend_with_write_transaction) it reads through one,
+// so this holds across processes too: on LMDB and SQLite it holds the engine's write lock
+// (writers of every process wait for it); on etcd, optimistic, its commit fails with
+// conflict_error when another process changed what it read (run it again:
+// keyschema::run_transaction in <keyschema/retry.hpp>). Otherwise it reads a snapshot, and the
+// store's in-process writer lock is what serializes it (other processes must not write the
+// database meanwhile; LevelDB forbids a second process anyway).
 // Destroying an uncommitted transaction rolls it back.
 // REQUIRES: created, used and ended by one thread; the store outlives it.
 template <class Schema, class Backend>
@@ -461,8 +467,9 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   // the transaction stays open and may be retried or rolled back (unless a new snapshot cannot be
   // taken either: then it is rolled back, and is_open() is false). Over an engine's write
   // transaction it stays open only when the engine kept that open (a limit checked before
-  // writing); otherwise it is rolled back. conflict_error (LMDB: the map had to grow and another
-  // process committed meanwhile): rolled back; run the transaction again.
+  // writing); otherwise it is rolled back. conflict_error (etcd: another writer changed what
+  // the transaction read; LMDB: the map had to grow and another process committed meanwhile):
+  // rolled back; run the transaction again (keyschema::run_transaction does).
   // REQUIRES: no scan of this transaction is used after commit().
   void commit(const write_options& opts = {}) {
     require_open();
@@ -959,8 +966,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
           t.commit(out, opts);
           return;
         } catch (const conflict_error&) {
-          if (attempt == 16) throw;  // another process committed while the engine let go: resolve again
+          // Another process committed over what was read (etcd), or while the engine let go of
+          // its lock (LMDB): resolve again, after a short random wait.
+          if (attempt == 64) throw;
         }
+        detail::retry_backoff(retry_options{}, static_cast<unsigned>(attempt));
       }
     } else {
       resolve([](const void* ctx, std::string_view k, std::string& v) {
@@ -1032,12 +1042,20 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   void check_fingerprint(bool adopting) {
     if constexpr (backend_with_write_transaction<Backend>) {
       if (!backend_read_only()) {
-        auto t = backend_.begin_write();
-        detail::check_schema_record<Schema>(
-            where(), adopting, false, [&](std::string_view k, std::string& v) { return t.get(k, v); },
-            [&](const key_range& r) { return t.cursor(r); },
-            [&](const write_batch& b) { t.commit(b, write_options{.sync = true}); });
-        return;  // an uncommitted t (record unchanged) is aborted here
+        for (int attempt = 0;; ++attempt) {
+          auto t = backend_.begin_write();
+          try {
+            detail::check_schema_record<Schema>(
+                where(), adopting, false, [&](std::string_view k, std::string& v) { return t.get(k, v); },
+                [&](const key_range& r) { return t.cursor(r); },
+                [&](const write_batch& b) { t.commit(b, write_options{.sync = true}); });
+            return;  // an uncommitted t (record unchanged) is aborted here
+          } catch (const conflict_error&) {
+            // Another process recorded or changed the schema meanwhile (etcd): check again
+            // against what it wrote.
+            if (attempt == 16) throw;
+          }
+        }
       }
     }
     detail::check_schema_record<Schema>(

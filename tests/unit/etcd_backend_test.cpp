@@ -3,14 +3,12 @@
 // a compacted snapshot says so, an endpoint that never answers is a deadline error, and a member
 // SIGKILLed during a stream of batched writes loses no acknowledged write and rejoins.
 //
-// The program starts its own cluster (scripts/etcd-cluster.sh, loopback ports 23800..23805, under
-// its scratch directory) on first use, so that killing a member disturbs no other test, and stops
-// it at exit. KEYSCHEMA_ETCD_SCRIPT names the script (set by tests/CMakeLists.txt). Each test case
-// works under a key prefix of its own.
+// The program starts its own cluster (etcd_cluster.hpp) on first use, so that killing a member
+// disturbs no other test, and stops it at exit. Each test case works under a key prefix of its own.
 #include <keyschema/etcd.hpp>
 
 #include <catch2/catch.hpp>
-#include <support/temp_dir.hpp>
+#include <unit/etcd_cluster.hpp>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -26,68 +24,12 @@
 
 namespace {
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
-  const int rc = ::pclose(p);
-  INFO(cmd << "\n" << out);
-  REQUIRE(rc == 0);
-  return out;
-}
-
-// Starts the cluster in the constructor, stops it (and removes its data) in the destructor.
-class cluster {
- public:
-  explicit cluster(std::string dir) : script_(script()), dir_(std::move(dir)) {
-    const std::string out = run(script_ + " start " + dir_ + " 23800");
-    std::string last = out.substr(0, out.find_last_not_of('\n') + 1);
-    last = last.substr(last.find_last_of('\n') + 1);
-    std::string_view s(last);
-    while (!s.empty()) {
-      const std::size_t comma = s.find(',');
-      endpoints_.emplace_back(s.substr(0, comma));
-      if (comma == std::string_view::npos) break;
-      s.remove_prefix(comma + 1);
-    }
-    REQUIRE(endpoints_.size() == 3);
-  }
-  cluster(const cluster&) = delete;
-  cluster& operator=(const cluster&) = delete;
-  ~cluster() { static_cast<void>(std::system((script_ + " stop " + dir_ + " >/dev/null 2>&1").c_str())); }
-
-  const std::vector<std::string>& endpoints() const { return endpoints_; }
-  void kill(int member) { run(script_ + " kill " + dir_ + " " + std::to_string(member)); }
-  void restart(int member) { run(script_ + " restart " + dir_ + " " + std::to_string(member)); }
-
- private:
-  static std::string script() {
-    const char* s = std::getenv("KEYSCHEMA_ETCD_SCRIPT");
-    REQUIRE(s != nullptr);
-    return s;
-  }
-  std::string script_;
-  std::string dir_;
-  std::vector<std::string> endpoints_;
-};
+using keyschema::testing::cluster;
+using keyschema::testing::options;
+using keyschema::testing::run;
+using keyschema::testing::shared_cluster;
 
 std::string key_of(int batch, int i) { return "b" + std::to_string(100000 + batch) + "/" + std::to_string(i); }
-
-// The program's cluster, started on first use and stopped at exit.
-cluster& shared_cluster() {
-  static keyschema::testing::temp_dir dir("etcd-cluster");
-  static cluster c(dir / "cluster");
-  return c;
-}
-
-keyschema::etcd_options options(const std::string& prefix) {
-  keyschema::etcd_options o;
-  o.endpoints = shared_cluster().endpoints();
-  o.key_prefix = prefix;
-  return o;
-}
 
 // A batch of n puts of distinct keys with value_bytes bytes each.
 keyschema::write_batch puts(int n, std::size_t value_bytes = 1) {

@@ -30,12 +30,18 @@
 //   keyschema::etcd_backend db({.endpoints = {"http://10.0.0.1:2379", "http://10.0.0.2:2379"},
 //                               .key_prefix = "broker/"});
 //
-// Thread-safety: get, snapshot, cursor, limits and write may be called concurrently from any
-// number of threads (each call uses its own HTTP connection from a pool). A single cursor or
-// snapshot object is not shared between threads without external synchronization. Construction,
-// moves and destruction need exclusive access. Several processes may use one cluster at once:
-// each write() is atomic, but keyschema::store's transactions are serialized only within one
-// process (no compare on read revisions yet).
+// Transactions: it models backend_with_write_transaction with optimistic transactions
+// (etcd_write_transaction): reads at one revision, and a commit whose compares make it fail with
+// conflict_error when another writer changed what was read. keyschema::store's transactions and
+// its read-modify-writes (add, declared counts, indexes) are therefore exact across every process
+// using the cluster: the store runs its own read-modify-writes again on a conflict, and
+// keyschema::run_transaction (<keyschema/retry.hpp>) does so for a transaction function.
+//
+// Thread-safety: get, snapshot, cursor, limits, write and begin_write may be called concurrently
+// from any number of threads (each call uses its own HTTP connection from a pool). A single
+// cursor, snapshot or write transaction is not shared between threads without external
+// synchronization. Construction, moves and destruction need exclusive access. Several processes
+// may use one cluster at once.
 #pragma once
 
 #include <keyschema/backend.hpp>
@@ -44,8 +50,11 @@
 #include <keyschema/etcd/cursor.hpp>
 #include <keyschema/etcd/detail/base64.hpp>
 #include <keyschema/etcd/detail/client.hpp>
+#include <keyschema/etcd/detail/request_size.hpp>
+#include <keyschema/etcd/detail/txn_body.hpp>
 #include <keyschema/etcd/options.hpp>
 #include <keyschema/etcd/snapshot.hpp>
+#include <keyschema/etcd/write_transaction.hpp>
 #include <keyschema/write_batch.hpp>
 
 #include <cstddef>
@@ -60,34 +69,12 @@
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
-namespace etcd_detail {
-
-// Bytes of a protobuf varint holding n.
-constexpr std::size_t varint_size(std::size_t n) noexcept {
-  std::size_t s = 1;
-  while (n >= 0x80) {
-    n >>= 7;
-    ++s;
-  }
-  return s;
-}
-// Bytes of a length-delimited protobuf field (tag of one byte) holding len bytes.
-constexpr std::size_t field_size(std::size_t len) noexcept { return 1 + varint_size(len) + len; }
-
-// Upper bound of what etcd adds to one operation of a Txn besides its key and value bytes: the
-// RequestOp in TxnRequest.success, its PutRequest, and the key and value fields (a tag and a
-// length varint of at most 5 bytes each).
-inline constexpr std::size_t op_overhead_bytes = 4 * 6;
-// Upper bound of the rest of the request etcd measures against --max-request-bytes: the
-// InternalRaftRequest's header and its txn field.
-inline constexpr std::size_t request_overhead_bytes = 64;
-
-}  // namespace etcd_detail
 
 class etcd_backend {
  public:
   using snapshot_type = etcd_snapshot;
   using cursor_type = etcd_cursor;
+  using write_transaction_type = etcd_write_transaction;
 
   // Connects to the cluster: reads its current revision once, so that an unreachable cluster
   // fails here rather than at the first write.
@@ -162,74 +149,9 @@ class etcd_backend {
   //   std::bad_alloc.
   void write(const write_batch& batch, const write_options& /*opts: always durable*/) {
     if (batch.empty()) return;
-    const backend_limits lim = limits();
-    std::vector<write_batch::op> ops;
-    ops.reserve(batch.size());
-    {
-      std::unordered_map<std::string_view, std::size_t> last;
-      last.reserve(batch.size());
-      for (const write_batch::op o : batch) {
-        if (o.key.empty() && c_->prefix().empty()) {
-          throw limit_error("keyschema::etcd_backend: etcd cannot store the empty key (set etcd_options::key_prefix "
-                            "to store it under the prefix); nothing was written");
-        }
-        if (o.key.size() > lim.max_key_bytes || o.value.size() > lim.max_entry_bytes - o.key.size()) {
-          throw limit_error("keyschema::etcd_backend: an operation of " + std::to_string(o.key.size()) +
-                            " key bytes and " + std::to_string(o.value.size()) +
-                            " value bytes exceeds the limit of " + std::to_string(lim.max_entry_bytes) +
-                            " bytes per entry (max_key_bytes, max_entry_bytes: half of what etcd_options::"
-                            "max_request_bytes leaves a batch); nothing was written");
-        }
-        const auto [it, inserted] = last.try_emplace(o.key, ops.size());
-        if (inserted) ops.push_back(o);
-        else ops[it->second] = o;
-      }
-    }
-    const etcd_options& opt = c_->options();
-    if (ops.size() > opt.max_txn_ops) {
-      throw limit_error("keyschema::etcd_backend: a batch of " + std::to_string(ops.size()) +
-                        " distinct keys exceeds the limit of " + std::to_string(opt.max_txn_ops) +
-                        " operations per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); "
-                        "nothing was written");
-    }
-    const std::size_t prefix = c_->prefix().size();
-    std::size_t txn_bytes = 0;
-    for (const write_batch::op& o : ops) {
-      const std::size_t key_field = etcd_detail::field_size(prefix + o.key.size());
-      const std::size_t inner = o.kind == write_batch::op_kind::put
-                                    ? key_field + (o.value.empty() ? 0 : etcd_detail::field_size(o.value.size()))
-                                    : key_field;
-      txn_bytes += etcd_detail::field_size(etcd_detail::field_size(inner));
-    }
-    const std::size_t request_bytes = etcd_detail::field_size(txn_bytes) + etcd_detail::request_overhead_bytes;
-    if (request_bytes > opt.max_request_bytes) {
-      throw limit_error("keyschema::etcd_backend: a batch of " + std::to_string(ops.size()) + " operations encodes to " +
-                        std::to_string(request_bytes) + " request bytes, more than the limit of " +
-                        std::to_string(opt.max_request_bytes) +
-                        " bytes (etcd_options::max_request_bytes, the cluster's --max-request-bytes); nothing was "
-                        "written");
-    }
-    std::string body;
-    body.reserve(64 + (batch.byte_size() + ops.size() * (prefix + 48)) * 4 / 3);
-    body += "{\"success\":[";
-    bool first = true;
-    for (const write_batch::op& o : ops) {
-      if (!first) body += ',';
-      first = false;
-      const bool put = o.kind == write_batch::op_kind::put;
-      body += put ? "{\"request_put\":{\"key\":\"" : "{\"request_delete_range\":{\"key\":\"";
-      base64_key(body, o.key);
-      body += '"';
-      if (put && !o.value.empty()) {
-        body += ",\"value\":\"";
-        etcd_detail::base64_append(body, o.value);
-        body += '"';
-      }
-      body += "}}";
-    }
-    body += "]}";
-    static_cast<void>(
-        c_->txn("keyschema::etcd_backend: writing a batch of " + std::to_string(ops.size()) + " operations", body));
+    std::size_t n = 0;
+    const std::string body = etcd_detail::txn_body(*c_, limits(), batch, nullptr, "keyschema::etcd_backend", n);
+    static_cast<void>(c_->txn("keyschema::etcd_backend: writing a batch of " + std::to_string(n) + " operations", body));
   }
 
   // Erases every key k with range.lower <= k < range.upper (no upper bound when range.upper is
@@ -246,6 +168,13 @@ class etcd_backend {
     body += "\"}}]}";
     static_cast<void>(c_->txn("keyschema::etcd_backend: erasing a range", body));
   }
+
+  // Begins an optimistic write transaction (etcd_write_transaction): no lock is taken; it reads
+  // at the revision of its first read, and its commit applies only if nothing it read changed,
+  // or throws conflict_error. keyschema::store runs its transactions and read-modify-writes in
+  // one, which makes them exact across processes. Errors: none here (std::bad_alloc); its reads
+  // and commit report theirs.
+  write_transaction_type begin_write() { return write_transaction_type(c_); }
 
   // A view of the latest committed state: the cluster's current revision, read linearizably now.
   // Errors: as get() (native_call "etcd /v3/kv/range"); std::bad_alloc.
@@ -269,37 +198,18 @@ class etcd_backend {
   // max_entry_bytes and max_key_bytes = half of max_bytes_per_write (so that one operation at the
   // limit still fits a batch with others; a larger value is written in chunks, see chunked.hpp).
   // A batch within these always fits the request limit.
-  backend_limits limits() const noexcept {
-    const etcd_options& o = c_->options();
-    const std::size_t per_op = etcd_detail::op_overhead_bytes + o.key_prefix.size();
-    const std::size_t room = o.max_request_bytes - etcd_detail::request_overhead_bytes;
-    backend_limits l;
-    l.max_ops_per_write = o.max_txn_ops;
-    const std::size_t all_ops = o.max_txn_ops * per_op;
-    l.max_bytes_per_write = room > all_ops ? room - all_ops : (room - per_op) / o.max_txn_ops;
-    // Half a batch: an operation at the limit still fits a batch with the records the store adds
-    // to it (a count, an index entry, a second chunk).
-    l.max_entry_bytes = l.max_bytes_per_write / 2;
-    l.max_key_bytes = l.max_entry_bytes;
-    return l;
-  }
+  backend_limits limits() const noexcept { return etcd_detail::limits_of(c_->options()); }
 
   // The options the backend was made with (endpoints, limits, prefix).
   const etcd_options& options() const noexcept { return c_->options(); }
 
  private:
-  void base64_key(std::string& out, std::string_view key) const {
-    if (c_->prefix().empty()) {
-      etcd_detail::base64_append(out, key);
-    } else {
-      etcd_detail::base64_append(out, c_->etcd_key(key));
-    }
-  }
-
   std::shared_ptr<const etcd_detail::client> c_;
 };
 
 static_assert(backend<etcd_backend>, "keyschema::etcd_backend: does not meet the backend contract; see keyschema/backend.hpp");
+static_assert(backend_with_write_transaction<etcd_backend>,
+              "keyschema::etcd_backend: does not provide write transactions; see keyschema/backend.hpp");
 static_assert(backend_with_erase_range<etcd_backend>,
               "keyschema::etcd_backend: does not provide erase_range; see keyschema/backend.hpp");
 

@@ -20,6 +20,7 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/etcd/detail/client.hpp>
+#include <keyschema/etcd/detail/read_set.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,7 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 
 class etcd_backend;
+class etcd_write_transaction;
 
 class etcd_cursor {
  public:
@@ -43,7 +45,10 @@ class etcd_cursor {
         reverse_(other.reverse_),
         more_(std::exchange(other.more_, false)),
         page_(std::move(other.page_)),
-        pos_(std::exchange(other.pos_, 0)) {
+        pos_(std::exchange(other.pos_, 0)),
+        reads_(std::move(other.reads_)),
+        read_index_(other.read_index_),
+        covered_from_(std::move(other.covered_from_)) {
     other.page_.clear();
   }
   etcd_cursor& operator=(etcd_cursor&& other) noexcept {
@@ -56,6 +61,9 @@ class etcd_cursor {
       page_ = std::move(other.page_);
       other.page_.clear();
       pos_ = std::exchange(other.pos_, 0);
+      reads_ = std::move(other.reads_);
+      read_index_ = other.read_index_;
+      covered_from_ = std::move(other.covered_from_);
     }
     return *this;
   }
@@ -81,7 +89,10 @@ class etcd_cursor {
   // longer valid().
   void next() {
     ++pos_;
-    if (pos_ < page_.size() || !more_) return;
+    if (pos_ < page_.size() || !more_) {
+      note();
+      return;
+    }
     // The next page starts after (before, in reverse) the last key of this one.
     const std::string last = c_->etcd_key(page_.back().key);
     if (reverse_) {
@@ -98,22 +109,67 @@ class etcd_cursor {
 
  private:
   friend class etcd_backend;
+  friend class etcd_write_transaction;
 
-  // Reads the first page. revision 0: read the latest state and stay at its revision.
+  // Reads the first page. revision 0: read the latest state and stay at its revision. With
+  // reads (a write transaction's read set), every key the cursor is positioned on and the range
+  // it covered so far are recorded there (see read_set.hpp), and a revision of 0 is taken from
+  // and written to reads->revision.
   // Errors: as next(); std::bad_alloc.
-  etcd_cursor(std::shared_ptr<const etcd_detail::client> c, const key_range& r, std::int64_t revision)
-      : c_(std::move(c)), range_(c_->to_etcd(r.lower, r.upper)), revision_(revision), reverse_(r.reverse) {
+  etcd_cursor(std::shared_ptr<const etcd_detail::client> c, const key_range& r, std::int64_t revision,
+              std::shared_ptr<etcd_detail::read_set> reads = nullptr)
+      : c_(std::move(c)),
+        range_(c_->to_etcd(r.lower, r.upper)),
+        revision_(revision),
+        reverse_(r.reverse),
+        reads_(std::move(reads)) {
+    if (reads_) {
+      if (revision_ == 0) revision_ = reads_->revision;
+      read_index_ = reads_->ranges.size();
+      reads_->ranges.emplace_back();  // covers nothing until note()
+      covered_from_ = reverse_ ? range_.end : range_.begin;
+    }
     if (!range_.empty()) fetch();
+    else note();
+  }
+
+  // Records, in reads_, the key the cursor is on and the range covered from its start to it
+  // (the whole range once the cursor is exhausted).
+  void note() {
+    if (!reads_) return;
+    etcd_detail::etcd_range& covered = reads_->ranges[read_index_];
+    if (valid()) {
+      std::string k = c_->etcd_key(page_[pos_].key);
+      if (reverse_) {
+        covered.begin = k;
+        covered.end = covered_from_;
+      } else {
+        covered.begin = covered_from_;
+        covered.end = k;
+        covered.end.push_back('\0');
+      }
+      reads_->note_key(std::move(k), page_[pos_].mod_revision);
+    } else if (reverse_) {
+      covered.begin = range_.begin;
+      covered.end = covered_from_;
+    } else {
+      covered.begin = covered_from_;
+      covered.end = range_.end;
+    }
   }
 
   void fetch() {
     if (range_.empty()) return;
     etcd_detail::range_page p = c_->range("keyschema::etcd_backend: reading a range through a cursor", range_,
                                           c_->options().page_size, revision_, reverse_);
-    if (revision_ == 0) revision_ = p.revision;
+    if (revision_ == 0) {
+      revision_ = p.revision;
+      if (reads_ && reads_->revision == 0) reads_->revision = p.revision;
+    }
     more_ = p.more;
     page_ = std::move(p.kvs);
     if (page_.empty()) more_ = false;
+    note();
   }
 
   std::shared_ptr<const etcd_detail::client> c_;
@@ -123,6 +179,9 @@ class etcd_cursor {
   bool more_ = false;
   std::vector<etcd_detail::kv_pair> page_;
   std::size_t pos_ = 0;
+  std::shared_ptr<etcd_detail::read_set> reads_;  // a write transaction's, or null
+  std::size_t read_index_ = 0;                     // this cursor's entry in reads_->ranges
+  std::string covered_from_;                       // where the covered range starts (ends, in reverse)
 };
 
 KEYSCHEMA_END_NAMESPACE

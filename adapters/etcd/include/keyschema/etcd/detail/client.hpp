@@ -35,6 +35,14 @@ namespace etcd_detail {
 struct kv_pair {
   std::string key;  // the store's key (prefix stripped)
   std::string value;
+  std::int64_t mod_revision = 0;  // the revision of the key's last modification
+};
+
+// What etcd answered to a Txn: the revision it was applied at (the latest one when it was not),
+// and whether its compares held (a Txn without compares always succeeds).
+struct txn_result {
+  std::int64_t revision = 0;
+  bool succeeded = false;
 };
 
 struct range_page {
@@ -140,14 +148,18 @@ class client {
     return range(context, r, 1, 0, false).revision;
   }
 
-  // Sends a prepared TxnRequest body; returns the revision it committed at.
+  // Sends a prepared TxnRequest body; returns the revision and whether its compares held (the
+  // gateway leaves "succeeded" out when it is false).
   // Errors: backend_error / limit_error (see transport::post and throw_etcd_error),
   // native_call "etcd /v3/kv/txn"; std::bad_alloc.
-  std::int64_t txn(const std::string& context, const std::string& body) const {
+  txn_result txn(const std::string& context, const std::string& body) const {
     const http_answer a = call("/v3/kv/txn", context, body, false);
     try {
       const nlohmann::json j = nlohmann::json::parse(a.body);
-      return json_int64(j.at("header").at("revision"));
+      txn_result r;
+      r.revision = json_int64(j.at("header").at("revision"));
+      if (const auto s = j.find("succeeded"); s != j.end()) r.succeeded = s->get<bool>();
+      return r;
     } catch (const std::bad_alloc&) {
       throw;
     } catch (const std::exception& e) {
@@ -183,6 +195,7 @@ class client {
           if (const auto v = kv.find("value"); v != kv.end()) {  // an empty value is left out
             if (!base64_decode(v->get<std::string>(), out.value)) throw std::invalid_argument("a value is not base64");
           }
+          if (const auto m = kv.find("mod_revision"); m != kv.end()) out.mod_revision = json_int64(*m);
           p.kvs.push_back(std::move(out));
         }
       }

@@ -1,0 +1,141 @@
+// keyschema/etcd/detail/txn_body.hpp: a write_batch (and a transaction's read set) as the JSON
+// body of one etcd Txn, checked against the cluster's limits before anything is sent.
+//
+// The batch is reduced to the last operation per key (etcd refuses a Txn that names a key twice;
+// later operations win, as the backend contract says). Puts become request_put, erases
+// request_delete_range of one key. A read set adds its compares (read_set.hpp).
+//
+// Thread-safety: stateless functions.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/etcd/detail/base64.hpp>
+#include <keyschema/etcd/detail/client.hpp>
+#include <keyschema/etcd/detail/read_set.hpp>
+#include <keyschema/etcd/detail/request_size.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace etcd_detail {
+
+// etcd_backend::limits() for options o (see there).
+inline backend_limits limits_of(const etcd_options& o) noexcept {
+  const std::size_t per_op = etcd_detail::op_overhead_bytes + o.key_prefix.size();
+  const std::size_t room = o.max_request_bytes - etcd_detail::request_overhead_bytes;
+  backend_limits l;
+  l.max_ops_per_write = o.max_txn_ops;
+  const std::size_t all_ops = o.max_txn_ops * per_op;
+  l.max_bytes_per_write = room > all_ops ? room - all_ops : (room - per_op) / o.max_txn_ops;
+  // Half a batch: an operation at the limit still fits a batch with the records the store adds
+  // to it (a count, an index entry, a second chunk).
+  l.max_entry_bytes = l.max_bytes_per_write / 2;
+  l.max_key_bytes = l.max_entry_bytes;
+  return l;
+}
+
+// The Txn body for batch (and the compares of reads, when not null); n_ops receives the number
+// of distinct keys written. context prefixes the messages (names the caller).
+// Errors (nothing is sent; the caller's state is unchanged):
+//   limit_error: a key is empty and there is no key prefix; an operation exceeds lim's
+//     max_key_bytes / max_entry_bytes; more distinct keys than max_txn_ops; more compares than
+//     max_txn_ops (a transaction that read too many keys); the request's bytes exceed
+//     max_request_bytes. what() names the figure and the limit.
+//   std::bad_alloc.
+inline std::string txn_body(const client& c, const backend_limits& lim, const write_batch& batch,
+                            const read_set* reads, const std::string& context, std::size_t& n_ops) {
+  std::vector<write_batch::op> ops;
+  ops.reserve(batch.size());
+  {
+    std::unordered_map<std::string_view, std::size_t> last;
+    last.reserve(batch.size());
+    for (const write_batch::op o : batch) {
+      if (o.key.empty() && c.prefix().empty()) {
+        throw limit_error(context + ": etcd cannot store the empty key (set etcd_options::key_prefix to store it "
+                                    "under the prefix); nothing was written");
+      }
+      if (o.key.size() > lim.max_key_bytes || o.value.size() > lim.max_entry_bytes - o.key.size()) {
+        throw limit_error(context + ": an operation of " + std::to_string(o.key.size()) + " key bytes and " +
+                          std::to_string(o.value.size()) + " value bytes exceeds the limit of " +
+                          std::to_string(lim.max_entry_bytes) +
+                          " bytes per entry (max_key_bytes, max_entry_bytes: half of what etcd_options::"
+                          "max_request_bytes leaves a batch); nothing was written");
+      }
+      const auto [it, inserted] = last.try_emplace(o.key, ops.size());
+      if (inserted) ops.push_back(o);
+      else ops[it->second] = o;
+    }
+  }
+  n_ops = ops.size();
+  const etcd_options& opt = c.options();
+  if (ops.size() > opt.max_txn_ops) {
+    throw limit_error(context + ": a batch of " + std::to_string(ops.size()) + " distinct keys exceeds the limit of " +
+                      std::to_string(opt.max_txn_ops) +
+                      " operations per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); "
+                      "nothing was written");
+  }
+  std::string body;
+  body.reserve(64 + (batch.byte_size() + ops.size() * (c.prefix().size() + 48)) * 4 / 3);
+  body += '{';
+  std::size_t txn_bytes = 0;
+  if (reads != nullptr && reads->compare_count() > 0) {
+    const std::size_t n = reads->compare_count();
+    if (n > opt.max_txn_ops) {
+      throw limit_error(context + ": the transaction read " + std::to_string(reads->keys.size()) + " keys and " +
+                        std::to_string(n - reads->keys.size()) + " ranges, which its commit checks with " +
+                        std::to_string(n) + " compares, more than the limit of " + std::to_string(opt.max_txn_ops) +
+                        " per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); nothing was "
+                        "written: read fewer keys in one transaction");
+    }
+    txn_bytes += reads->append_compares(body);
+    body += ',';
+  }
+  const std::size_t prefix = c.prefix().size();
+  for (const write_batch::op& o : ops) {
+    const std::size_t key_field = field_size(prefix + o.key.size());
+    const std::size_t inner = o.kind == write_batch::op_kind::put
+                                  ? key_field + (o.value.empty() ? 0 : field_size(o.value.size()))
+                                  : key_field;
+    txn_bytes += field_size(field_size(inner));
+  }
+  const std::size_t request_bytes = field_size(txn_bytes) + request_overhead_bytes;
+  if (request_bytes > opt.max_request_bytes) {
+    throw limit_error(context + ": a batch of " + std::to_string(ops.size()) + " operations" +
+                      (reads != nullptr && reads->compare_count() > 0
+                           ? " and " + std::to_string(reads->compare_count()) + " compares"
+                           : std::string()) +
+                      " encodes to " + std::to_string(request_bytes) + " request bytes, more than the limit of " +
+                      std::to_string(opt.max_request_bytes) +
+                      " bytes (etcd_options::max_request_bytes, the cluster's --max-request-bytes); nothing was "
+                      "written");
+  }
+  body += "\"success\":[";
+  bool first = true;
+  for (const write_batch::op& o : ops) {
+    if (!first) body += ',';
+    first = false;
+    const bool put = o.kind == write_batch::op_kind::put;
+    body += put ? "{\"request_put\":{\"key\":\"" : "{\"request_delete_range\":{\"key\":\"";
+    if (prefix == 0) base64_append(body, o.key);
+    else base64_append(body, c.etcd_key(o.key));
+    body += '"';
+    if (put && !o.value.empty()) {
+      body += ",\"value\":\"";
+      base64_append(body, o.value);
+      body += '"';
+    }
+    body += "}}";
+  }
+  body += "]}";
+  return body;
+}
+
+}  // namespace etcd_detail
+KEYSCHEMA_END_NAMESPACE
