@@ -21,6 +21,10 @@
 #include <rocksdb/db.h>
 #include <rocksdb/version.h>
 #endif
+#if defined(CONSUMER_WITH_ETCD)
+#include <curl/curl.h>
+#include <keyschema/etcd.hpp>
+#endif
 
 #if defined(CONSUMER_WITH_COMPARISON)
 #include <keyschema/comparison.hpp>
@@ -94,6 +98,17 @@ int main() {
     ++failures;
   }
   std::printf("rocksdb %s\n", rocksdb_version.c_str());
+#endif
+#if defined(CONSUMER_WITH_ETCD)
+  // Linking a libcurl symbol proves keyschema::etcd carries CURL::libcurl (its JSON parser,
+  // nlohmann-json, is header-only: including <keyschema/etcd.hpp> proves its include path).
+  const curl_version_info_data* curl = curl_version_info(CURLVERSION_NOW);
+  const keyschema::etcd_options etcd_defaults;
+  if (curl == nullptr || etcd_defaults.max_txn_ops != keyschema::etcd_default_max_txn_ops) {
+    std::puts("FAIL: curl_version_info / keyschema::etcd_options");
+    ++failures;
+  }
+  std::printf("libcurl %s\n", curl != nullptr ? curl->version : "?");
 #endif
 
   std::puts(failures == 0 ? "consumer: ok" : "consumer: FAILED");
