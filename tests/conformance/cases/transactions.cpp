@@ -1,5 +1,5 @@
 // tests/conformance/cases/transactions.cpp: conformance cases:
-// transactions: reading their own writes, empty bounds, commit/rollback/misuse.
+// transactions: reading their own writes, empty bounds, commit/rollback/misuse, run_transaction.
 //
 // Compiled once per backend into that backend's conformance_<backend> program (see
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake).
@@ -212,6 +212,36 @@ TEST_CASE("transactions: commit, rollback, destruction, misuse", "[conformance][
     CHECK_FALSE(db.contains<message_metadata>({"q", 3}));
     db.put<message_count>({"q"}, 12);  // the writer lock was released
     CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(12));
+  }
+
+  SECTION("run_transaction commits what fn wrote and returns its result; a rollback or an exception commits nothing") {
+    int runs = 0;
+    const std::int64_t n = ks::run_transaction(db, [&](auto& tx) {
+      ++runs;
+      const std::int64_t v = tx.template get<message_count>({"q"}).value_or(0) + 5;
+      tx.template put<message_count>({"q"}, v);
+      CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(10));  // not before it returns
+      return v;
+    });
+    CHECK(runs == 1);  // no other writer: no conflict
+    CHECK(n == 15);
+    CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(15));
+    ks::run_transaction(db, [&](auto& tx) {
+      tx.template put<message_count>({"q"}, 99);
+      tx.rollback();
+    });
+    CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(15));
+    CHECK_THROWS_AS(ks::run_transaction(db,
+                                        [&](auto& tx) {
+                                          ++runs;
+                                          tx.template put<message_count>({"q"}, 98);
+                                          throw std::runtime_error("fn failed");
+                                        }),
+                    std::runtime_error);
+    CHECK(runs == 2);  // not run again: only conflict_error is
+    CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(15));
+    db.put<message_count>({"after"}, 1);  // the writer lock was released
+    CHECK(db.contains<message_count>({"after"}));
   }
 
   SECTION("rollback drops the writes; the transaction is then closed") {
