@@ -179,18 +179,14 @@ struct layout {
   // The part of the layout text of each keyspace ("name=codec{segments};"), in schema order.
   // Errors: std::bad_alloc only.
   static std::vector<std::string> keyspace_texts() {
-    return []<class... K>(std::tuple<K...>*) {
-      std::vector<std::string> out;
-      (
-          [&] {
-            std::string t;
-            detail::string_sink sink{&t};
-            detail::keyspace_layout<K, typename K::segments, detail::string_sink>::visit(sink);
-            out.push_back(std::move(t));
-          }(),
-          ...);
-      return out;
-    }(static_cast<typename Schema::keyspaces*>(nullptr));
+    std::vector<std::string> out;
+    detail::for_each_keyspace<Schema>([&]<class K>(std::type_identity<K>) {
+      std::string t;
+      detail::string_sink sink{&t};
+      detail::keyspace_layout<K, typename K::segments, detail::string_sink>::visit(sink);
+      out.push_back(std::move(t));
+    });
+    return out;
   }
 };
 

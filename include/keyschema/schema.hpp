@@ -208,6 +208,22 @@ struct is_keyspace : std::bool_constant<requires { requires std::is_same_v<typen
 template <class T>
 struct is_schema : std::bool_constant<requires { requires std::is_same_v<typename T::keyschema_kind, schema_tag>; }> {};
 
+// The loops over a schema's keyspaces: f and pred are called as f(std::type_identity<K>{}), one
+// keyspace K at a time in schema order (write them as [&]<class K>(std::type_identity<K>) {...}).
+// for_each_keyspace calls f for each; any_keyspace stops at the first K for which pred is true.
+template <class Schema, class F>
+constexpr void for_each_keyspace(F&& f) {
+  [&]<class... K>(std::tuple<K...>*) {
+    (static_cast<void>(f(std::type_identity<K>{})), ...);
+  }(static_cast<typename Schema::keyspaces*>(nullptr));
+}
+template <class Schema, class Pred>
+constexpr bool any_keyspace(Pred&& pred) {
+  return [&]<class... K>(std::tuple<K...>*) {
+    return (static_cast<bool>(pred(std::type_identity<K>{})) || ...);
+  }(static_cast<typename Schema::keyspaces*>(nullptr));
+}
+
 // What a field's codec declares about its first bytes. A codec that writes its own encoding
 // (full codec) must declare type_codes: scans tell a neighbour's key from a damaged one by it, and
 // the schema check separates keyspaces by it. No element may start with 0xff: a literal's

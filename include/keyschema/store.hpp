@@ -989,25 +989,20 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     std::string names;
     bool other = false;
     for (const write_batch::op o : b) other = other || !key_in_schema(o.key);
-    [&]<class... KS>(std::tuple<KS...>*) {
-      (
-          [&] {
-            for (const write_batch::op o : b) {
-              if (detail::key_codec<KS>::matches(o.key)) {
-                names += (names.empty() ? "'" : ", '") + std::string(KS::name) + "'";
-                return;
-              }
-            }
-          }(),
-          ...);
-    }(static_cast<typename Schema::keyspaces*>(nullptr));
+    detail::for_each_keyspace<Schema>([&]<class KS>(std::type_identity<KS>) {
+      for (const write_batch::op o : b) {
+        if (detail::key_codec<KS>::matches(o.key)) {
+          names += (names.empty() ? "'" : ", '") + std::string(KS::name) + "'";
+          return;
+        }
+      }
+    });
     if (other) names += names.empty() ? "(other keys)" : " and other keys";
     return names;
   }
   static bool key_in_schema(std::string_view key) {
-    return [&]<class... KS>(std::tuple<KS...>*) {
-      return (detail::key_codec<KS>::matches(key) || ...);
-    }(static_cast<typename Schema::keyspaces*>(nullptr));
+    return detail::any_keyspace<Schema>(
+        [&]<class KS>(std::type_identity<KS>) { return detail::key_codec<KS>::matches(key); });
   }
 
   std::unique_lock<std::mutex> lock_writer() {

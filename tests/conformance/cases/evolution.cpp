@@ -73,6 +73,18 @@ class basic_database {
     if constexpr (std::is_same_v<backend_type, ks::memory_backend>) memory_.emplace(std::move(*b));
     b.reset();
   }
+  // Calls f(backend_type&) with the bare backend and gives it back, also when f throws; returns
+  // what f returns. REQUIRES: as backend().
+  template <class F>
+  decltype(auto) with_backend(F&& f) {
+    auto b = backend();
+    struct give_back {
+      basic_database& d;
+      std::unique_ptr<backend_type>& b;
+      ~give_back() { d.put_backend(b); }
+    } guard{*this, b};
+    return std::forward<F>(f)(*b);
+  }
   template <class S>
   std::string open_error() {
     try {
@@ -385,24 +397,20 @@ struct v0_to_v2 {
   std::size_t fail_at = 0;
 
   ks::migrate_result run(database& d, std::size_t batch_entries) const {
-    auto b = d.backend();
-    struct give_back {
-      database& d;
-      std::unique_ptr<backend_type>& b;
-      ~give_back() { d.put_backend(b); }
-    } guard{d, b};
     std::size_t* n = calls;
     const std::size_t fail = fail_at;
-    return ks::migrate<v0, v2>(
-        *b, ks::migrate_options{.batch_entries = batch_entries},
-        ks::transform<metadata_text_ids>([n, fail](const ks::entry<metadata_text_ids>& e, ks::migration_writer<v2>& out) {
-          if (++*n == fail) throw std::runtime_error("simulated crash");
-          out.put<message_metadata>({e.get<"destination">(), std::stoull(e.get<"message_id">())}, e.value);
-        }),
-        ks::transform<message_count>([](const ks::entry<message_count>& e, ks::migration_writer<v2>& out) {
-          out.put<message_count_v2>({e.get<"destination">()}, static_cast<std::uint64_t>(e.value));
-        }),
-        ks::drop<recent>);
+    return d.with_backend([&](backend_type& b) {
+      return ks::migrate<v0, v2>(
+          b, ks::migrate_options{.batch_entries = batch_entries},
+          ks::transform<metadata_text_ids>([n, fail](const ks::entry<metadata_text_ids>& e, ks::migration_writer<v2>& out) {
+            if (++*n == fail) throw std::runtime_error("simulated crash");
+            out.put<message_metadata>({e.get<"destination">(), std::stoull(e.get<"message_id">())}, e.value);
+          }),
+          ks::transform<message_count>([](const ks::entry<message_count>& e, ks::migration_writer<v2>& out) {
+            out.put<message_count_v2>({e.get<"destination">()}, static_cast<std::uint64_t>(e.value));
+          }),
+          ks::drop<recent>);
+    });
   }
 };
 
@@ -516,20 +524,16 @@ using v1_by_id_counted = ks::schema<message_metadata, by_id_index<1>, migrated_c
 
 // Migrates v1_by_id to v1_by_id_counted: ids lose 100, id 103 is dropped; call number fail_at throws.
 ks::migrate_result renumber(database& d, std::size_t fail_at) {
-  auto b = d.backend();
-  struct give_back {
-    database& d;
-    std::unique_ptr<backend_type>& b;
-    ~give_back() { d.put_backend(b); }
-  } guard{d, b};
   std::size_t calls = 0;
-  return ks::migrate<v1_by_id, v1_by_id_counted>(
-      *b, ks::migrate_options{.batch_entries = 2},
-      ks::transform<message_metadata>([&](const ks::entry<message_metadata>& e,
-                                          ks::migration_writer<v1_by_id_counted>& out) {
-        if (++calls == fail_at) throw std::runtime_error("simulated crash");
-        if (e.get<"message_id">() != 103) out.put<message_metadata>({e.get<"destination">(), e.get<"message_id">() - 100}, e.value);
-      }));
+  return d.with_backend([&](backend_type& b) {
+    return ks::migrate<v1_by_id, v1_by_id_counted>(
+        b, ks::migrate_options{.batch_entries = 2},
+        ks::transform<message_metadata>([&](const ks::entry<message_metadata>& e,
+                                            ks::migration_writer<v1_by_id_counted>& out) {
+          if (++calls == fail_at) throw std::runtime_error("simulated crash");
+          if (e.get<"message_id">() != 103) out.put<message_metadata>({e.get<"destination">(), e.get<"message_id">() - 100}, e.value);
+        }));
+  });
 }
 
 TEST_CASE("evolution: ks::migrate derives the new schema's counts and indexes from the migrated records",

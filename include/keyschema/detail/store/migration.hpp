@@ -107,9 +107,9 @@ inline constexpr std::size_t step_count = (std::size_t{std::is_same_v<OldKS, typ
 // Whether New has a keyspace of OldKS's name and layout.
 template <class New, class OldKS>
 constexpr bool carried_into() {
-  return []<class... K>(std::tuple<K...>*) {
-    return ((K::name == OldKS::name && keyspace_fingerprint<K> == keyspace_fingerprint<OldKS>) || ...);
-  }(static_cast<typename New::keyspaces*>(nullptr));
+  return any_keyspace<New>([]<class K>(std::type_identity<K>) {
+    return K::name == OldKS::name && keyspace_fingerprint<K> == keyspace_fingerprint<OldKS>;
+  });
 }
 
 // Whether New's keyspace NewKS is one of Old's, unchanged.
@@ -177,14 +177,10 @@ constexpr bool check_migration_steps() {
           else ok = ok && check_step_callable<New, Steps>();
         }(),
         ...);
-    [&]<class... K>(std::tuple<K...>*) {
-      (
-          [&] {
-            if constexpr (step_count<K, Steps...> == 0 && !carried_into<New, K>())
-              ok = ok && diagnostic::old_keyspace_without_step<K::name_string>::value;
-          }(),
-          ...);
-    }(static_cast<typename Old::keyspaces*>(nullptr));
+    for_each_keyspace<Old>([&]<class K>(std::type_identity<K>) {
+      if constexpr (step_count<K, Steps...> == 0 && !carried_into<New, K>())
+        ok = ok && diagnostic::old_keyspace_without_step<K::name_string>::value;
+    });
     return ok;
   }
   return false;
@@ -194,15 +190,13 @@ constexpr bool check_migration_steps() {
 // counts as one).
 template <class Schema>
 bool key_of_schema(std::string_view key) {
-  return []<class... K>(std::tuple<K...>*, std::string_view k) {
-    return ([&] {
-      try {
-        return key_codec<K>::matches(k);
-      } catch (const decode_error&) {
-        return true;
-      }
-    }() || ...);
-  }(static_cast<typename Schema::keyspaces*>(nullptr), key);
+  return any_keyspace<Schema>([key]<class K>(std::type_identity<K>) {
+    try {
+      return key_codec<K>::matches(key);
+    } catch (const decode_error&) {
+      return true;
+    }
+  });
 }
 
 // The keyspace a count or index D derives from.
@@ -288,22 +282,18 @@ class migration_run {
                          "; pass the schema that wrote it as Old");
     }
     // Keyspaces new in New must not hold keys that are no old entries.
-    [&]<class... K>(std::tuple<K...>*) {
-      (
-          [&] {
-            if constexpr (!unchanged_from<Old, K>()) {
-              const std::size_t n = count_keys_of<K>(
-                  [&](const key_range& r) { return b_.cursor(r, nullptr); }, key_count_cap,
-                  [](std::string_view k) { return key_of_schema<Old>(k); });
-              if (n != 0) {
-                throw schema_error(where() + ": keyspace '" + std::string(K::name) +
-                                   "' of the new schema already holds " + count_text(n, key_count_cap) +
-                                   " keys that are no entries of the old schema; erase them first");
-              }
-            }
-          }(),
-          ...);
-    }(static_cast<typename New::keyspaces*>(nullptr));
+    for_each_keyspace<New>([&]<class K>(std::type_identity<K>) {
+      if constexpr (!unchanged_from<Old, K>()) {
+        const std::size_t n = count_keys_of<K>(
+            [&](const key_range& r) { return b_.cursor(r, nullptr); }, key_count_cap,
+            [](std::string_view k) { return key_of_schema<Old>(k); });
+        if (n != 0) {
+          throw schema_error(where() + ": keyspace '" + std::string(K::name) +
+                             "' of the new schema already holds " + count_text(n, key_count_cap) +
+                             " keys that are no entries of the old schema; erase them first");
+        }
+      }
+    });
     progress_.from_fingerprint = fingerprint_text(layout<Old>::fingerprint);
     progress_.to_fingerprint = fingerprint_text(layout<New>::fingerprint);
     progress_.keyspace_index = 0;

@@ -70,9 +70,10 @@ std::size_t count_keys_of(Cursor&& cursor, std::size_t cap, Exclude&& exclude) {
 template <class Schema, class Cursor, class Exclude>
 std::size_t count_keys_at(std::size_t index, Cursor&& cursor, std::size_t cap, Exclude&& exclude) {
   std::size_t n = 0;
-  [&]<class... K, std::size_t... I>(std::tuple<K...>*, std::index_sequence<I...>) {
-    ((I == index ? (n = count_keys_of<K>(cursor, cap, exclude), 0) : 0), ...);
-  }(static_cast<typename Schema::keyspaces*>(nullptr), std::make_index_sequence<std::tuple_size_v<typename Schema::keyspaces>>{});
+  std::size_t i = 0;
+  for_each_keyspace<Schema>([&]<class K>(std::type_identity<K>) {
+    if (i++ == index) n = count_keys_of<K>(cursor, cap, exclude);
+  });
   return n;
 }
 
@@ -81,17 +82,16 @@ std::size_t count_keys_at(std::size_t index, Cursor&& cursor, std::size_t cap, E
 template <class Schema, class Cursor>
 std::pair<std::string, std::size_t> counted_records_at(std::size_t index, Cursor&& cursor, std::size_t cap) {
   std::pair<std::string, std::size_t> out;
-  [&]<class... K, std::size_t... I>(std::tuple<K...>*, std::index_sequence<I...>) {
-    (
-        [&] {
-          if constexpr (is_count_keyspace<K>) {
-            if (I != index) return;
-            using R = typename K::value_marker::counted_keyspace;
-            out = {std::string(R::name), count_keys_of<R>(cursor, cap, [](std::string_view) { return false; })};
-          }
-        }(),
-        ...);
-  }(static_cast<typename Schema::keyspaces*>(nullptr), std::make_index_sequence<std::tuple_size_v<typename Schema::keyspaces>>{});
+  std::size_t i = 0;
+  for_each_keyspace<Schema>([&]<class K>(std::type_identity<K>) {
+    if constexpr (is_count_keyspace<K>) {
+      if (i == index) {
+        using R = typename K::value_marker::counted_keyspace;
+        out = {std::string(R::name), count_keys_of<R>(cursor, cap, [](std::string_view) { return false; })};
+      }
+    }
+    ++i;
+  });
   return out;
 }
 
