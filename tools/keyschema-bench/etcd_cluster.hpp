@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fcntl.h>
@@ -140,11 +141,13 @@ class local_etcd_cluster {
   const std::vector<std::string>& endpoints() const noexcept { return endpoints_; }
   const std::filesystem::path& dir() const noexcept { return dir_; }
 
-  // Stops the members and removes their data (idempotent).
+  // Stops the members and removes their data, logs and the directory (idempotent).
   void stop() noexcept {
     if (detail::cluster_running == 0) return;
     detail::cluster_running = 0;
     detail::run_stop_script();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
   }
 
  private:

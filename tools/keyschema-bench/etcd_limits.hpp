@@ -97,6 +97,8 @@ inline int measure_etcd_limits(const std::filesystem::path& script, const std::f
           [&] { db.write(puts("value+", 1, lim.max_entry_bytes + 1), {}); });
   attempt("one put of 1.4 MiB, client limit raised (etcd answers)",
           [&] { lax_db.write(puts("value14", 1, std::size_t{1400} << 10), {}); });
+  attempt("one put of 1.7 MiB, client limit raised (etcd answers)",
+          [&] { lax_db.write(puts("value17", 1, std::size_t{1700} << 10), {}); });
   attempt("one put of 2 MiB, client limit raised (etcd answers)",
           [&] { lax_db.write(puts("value2m", 1, std::size_t{2} << 20), {}); });
 
