@@ -5,8 +5,14 @@
 // the same run for the keyschema/native ratio; measures the machine's fsync rate first. Built on
 // <keyschema/comparison.hpp>: table on stdout, --json, --svg, progress on stderr.
 //
+// etcd (keyschema::etcd) joins when --backends names it: the program starts a local 3-member
+// cluster with scripts/etcd-cluster.sh (etcd_cluster.hpp) under the data directory, or uses
+// --etcd-endpoints, runs the same workloads at sync on with batches cut to etcd's 128 operations
+// per Txn, and stops the cluster at the end. --etcd-limits measures etcd's limits instead
+// (etcd_limits.hpp).
+//
 // KEYSCHEMA_BENCH_WITH_<DB> (1 or 0, set by tools/CMakeLists.txt from the targets that exist)
-// select the backends compiled in.
+// select the backends compiled in; KEYSCHEMA_BENCH_ETCD_SCRIPT is the cluster script's path.
 #include <keyschema/comparison.hpp>
 #include <keyschema/keyschema.hpp>
 
