@@ -28,9 +28,15 @@
 #include <system_error>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <fstream>
+#include <iterator>
 
 namespace keyschema_bench {
 
@@ -90,10 +96,30 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
+// True when something accepts TCP connections on 127.0.0.1:port.
+inline bool port_in_use(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool used = ::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return used;
+}
+
+// True when the process whose pid is in `file` is alive.
+inline bool pid_file_alive(const std::filesystem::path& file) {
+  std::ifstream f(file);
+  long pid = 0;
+  return (f >> pid) && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0;
+}
+
 // Runs `command` with /bin/sh; returns its exit status and output (stdout and stderr).
 inline int run(const std::string& command, std::string& output) {
   FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("keyschema-bench: popen " + command + " failed");
+  if (p == nullptr) throw std::runtime_error("popen " + command + " failed");
   char buf[4096];
   for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) output.append(buf, n);
   const int status = ::pclose(p);
@@ -105,15 +131,22 @@ class local_etcd_cluster {
  public:
   // Starts the cluster in `dir` (created; members' data in dir/m0..m2) on ports base_port ..
   // base_port + 5, with `extra_flags` for every member (ETCD_EXTRA_FLAGS of the script).
-  // Throws std::runtime_error with the script's output when it fails (a port in use, etcd
-  // missing: the script names it).
+  // Throws std::runtime_error when one of the ports is in use already (another cluster there
+  // would answer in its place), or with the script's output when it fails (etcd missing), or
+  // when a member is not running after the start.
   local_etcd_cluster(std::filesystem::path script, std::filesystem::path dir, int base_port,
                      const std::string& extra_flags = "")
       : script_(std::move(script)), dir_(std::move(dir)) {
     if (!std::filesystem::exists(script_))
-      throw std::runtime_error("keyschema-bench: the etcd cluster script " + script_.string() +
+      throw std::runtime_error("the etcd cluster script " + script_.string() +
                                " does not exist; pass --etcd-script PATH (scripts/etcd-cluster.sh of the source tree) "
                                "or --etcd-endpoints URL,... of a running cluster");
+    for (int port = base_port; port < base_port + 6; ++port) {
+      if (detail::port_in_use(port))
+        throw std::runtime_error("port " + std::to_string(port) + " of 127.0.0.1 is in use (the cluster takes " +
+                                 std::to_string(base_port) + ".." + std::to_string(base_port + 5) +
+                                 "); choose other ports with --etcd-port N, or use a running cluster with --etcd-endpoints");
+    }
     std::filesystem::create_directories(dir_);
     detail::stop_script = script_.string();
     detail::stop_dir = dir_.string();
@@ -125,13 +158,24 @@ class local_etcd_cluster {
                             " " + std::to_string(base_port);
     if (detail::run(cmd, out) != 0) {
       stop();
-      throw std::runtime_error("keyschema-bench: " + cmd + " failed:\n" + out);
+      throw std::runtime_error("" + cmd + " failed:\n" + out);
     }
     while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
     endpoints_ = split_endpoints(out.substr(out.find_last_of('\n') == std::string::npos ? 0 : out.find_last_of('\n') + 1));
     if (endpoints_.empty()) {
       stop();
-      throw std::runtime_error("keyschema-bench: " + cmd + " printed no endpoints:\n" + out);
+      throw std::runtime_error("" + cmd + " printed no endpoints:\n" + out);
+    }
+    for (int i = 0; i < 3; ++i) {
+      const std::filesystem::path pid = dir_ / ("m" + std::to_string(i) + ".pid");
+      if (!detail::pid_file_alive(pid)) {
+        std::ifstream log(dir_ / ("m" + std::to_string(i) + ".log"));
+        std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+        if (text.size() > 2000) text = text.substr(text.size() - 2000);
+        stop();
+        throw std::runtime_error("etcd member " + std::to_string(i) + " of " + dir_.string() +
+                                 " is not running after the start; the end of its log:\n" + text);
+      }
     }
   }
   local_etcd_cluster(const local_etcd_cluster&) = delete;
@@ -180,7 +224,7 @@ class etcd_admin {
   // POSTs `body` to endpoint + path; returns the answer of HTTP 200, throws otherwise.
   static std::string post(const std::string& endpoint, const std::string& path, const std::string& body) {
     CURL* h = ::curl_easy_init();
-    if (h == nullptr) throw std::runtime_error("keyschema-bench: curl_easy_init failed");
+    if (h == nullptr) throw std::runtime_error("curl_easy_init failed");
     std::string out;
     curl_slist* headers = ::curl_slist_append(nullptr, "Content-Type: application/json");
     const std::string url = endpoint + path;
@@ -200,7 +244,7 @@ class etcd_admin {
     ::curl_slist_free_all(headers);
     ::curl_easy_cleanup(h);
     if (rc != CURLE_OK || status != 200)
-      throw std::runtime_error("keyschema-bench: POST " + url + " failed: " +
+      throw std::runtime_error("POST " + url + " failed: " +
                                (rc != CURLE_OK ? std::string(::curl_easy_strerror(rc)) : "HTTP " + std::to_string(status)) +
                                " " + out);
     return out;
