@@ -114,6 +114,30 @@ TEST_CASE("runner runs a workload and writes JSON and SVG") {
   CHECK(svg.find("</svg>") != std::string::npos);
 }
 
+TEST_CASE("an always-durable backend runs at sync on only, and measure_disk gives its disk figure") {
+  const char* argv[] = {"t", "--repetitions", "1", "--warmup", "0", "--no-progress", "--sync", "both"};
+  cmp::runner<schema> r(8, argv);
+  cmp::backend<schema, ks::memory_backend> server{"server"};
+  server.durable = true;  // as a server's store (etcd) that keeps its data elsewhere
+  server.always_sync = true;
+  std::set<std::string> dirs;
+  server.measure_disk = [&](const std::filesystem::path& dir) {
+    dirs.insert(dir.string());
+    return std::uint64_t{12345};
+  };
+  std::vector<bool> syncs;
+  r.run("writes", [&](auto& db, cmp::probe& p) {
+    syncs.push_back(p.sync());
+    p.op([&] { db.template put<kv>({1}, std::string("v"), p.write()); });
+  }, server);
+  CHECK(syncs == std::vector<bool>{true});
+  REQUIRE(r.results().size() == 1);
+  CHECK(r.results()[0].sync);
+  CHECK(r.results()[0].durable);
+  CHECK(r.results()[0].disk_bytes == 12345);
+  CHECK(dirs.size() == 1);
+}
+
 TEST_CASE("bad options name the option") {
   const char* argv[] = {"t", "--repetitions", "x"};
   CHECK_THROWS_WITH(cmp::options::parse(3, argv), Catch::Contains("--repetitions"));

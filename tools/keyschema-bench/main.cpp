@@ -5,8 +5,14 @@
 // the same run for the keyschema/native ratio; measures the machine's fsync rate first. Built on
 // <keyschema/comparison.hpp>: table on stdout, --json, --svg, progress on stderr.
 //
+// etcd (keyschema::etcd) joins when --backends names it: the program starts a local 3-member
+// cluster with scripts/etcd-cluster.sh (etcd_cluster.hpp) under the data directory, or uses
+// --etcd-endpoints, runs the same workloads at sync on with batches cut to etcd's 128 operations
+// per Txn, and stops the cluster at the end. --etcd-limits measures etcd's limits instead
+// (etcd_limits.hpp).
+//
 // KEYSCHEMA_BENCH_WITH_<DB> (1 or 0, set by tools/CMakeLists.txt from the targets that exist)
-// select the backends compiled in.
+// select the backends compiled in; KEYSCHEMA_BENCH_ETCD_SCRIPT is the cluster script's path.
 #include <keyschema/comparison.hpp>
 #include <keyschema/keyschema.hpp>
 
@@ -21,6 +27,12 @@
 #endif
 #ifndef KEYSCHEMA_BENCH_WITH_SQLITE
 #define KEYSCHEMA_BENCH_WITH_SQLITE 0
+#endif
+#ifndef KEYSCHEMA_BENCH_WITH_ETCD
+#define KEYSCHEMA_BENCH_WITH_ETCD 0
+#endif
+#ifndef KEYSCHEMA_BENCH_ETCD_SCRIPT
+#define KEYSCHEMA_BENCH_ETCD_SCRIPT "scripts/etcd-cluster.sh"
 #endif
 
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
@@ -47,9 +59,16 @@
 #include <keyschema/sqlite.hpp>
 #include <sqlite3.h>
 #endif
+#if KEYSCHEMA_BENCH_WITH_ETCD
+#include <keyschema/etcd.hpp>
+#include "etcd_cluster.hpp"
+#include "etcd_limits.hpp"
+#endif
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -58,6 +77,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -108,16 +128,44 @@ struct sizes {
   }
 };
 
+// Batches that do not fit a backend's limits (etcd: 128 operations and 1.5 MiB per Txn) run
+// with the largest batch that does; each reduction is noted here and printed under the table.
+std::set<std::string>& batch_notes() {
+  static std::set<std::string> notes;
+  return notes;
+}
+
+// The most items (at most `want`) of `ops_per_item` operations and about `bytes_per_item` key and
+// value bytes that one write of db's backend takes, with `extra_ops(n)` more operations for n items.
+template <class Store, class Extra>
+std::size_t fit_batch(const Store& db, const char* workload, std::size_t want, std::size_t ops_per_item,
+                      std::size_t bytes_per_item, Extra extra_ops) {
+  const ks::backend_limits lim = db.backend().limits();
+  std::size_t n = want;
+  while (n > 1 && (n * ops_per_item + extra_ops(n) > lim.max_ops_per_write ||
+                   (lim.max_bytes_per_write != ks::backend_limits::unlimited &&
+                    n * bytes_per_item > lim.max_bytes_per_write)))
+    --n;
+  if (n < want)
+    batch_notes().insert(std::string(workload) + ": " + std::to_string(n) + " per commit instead of " +
+                              std::to_string(want) + " (the backend takes " + std::to_string(lim.max_ops_per_write) +
+                              " operations per write)");
+  return n;
+}
+
 const ks::bytes content_1k(std::string(1024, 'c'));
 const ks::bytes metadata(std::string(64, 'm'));
 std::string queue_name(std::uint64_t q) { return "queue-" + std::to_string(q); }
 
-// Publishes `n` messages round-robin over `queues` queues, 100 per committed batch.
+// Publishes `n` messages round-robin over `queues` queues, 100 per committed batch (fewer when
+// the backend's writes take fewer operations: 3 per message and one count per queue touched).
 template <class Store>
 void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p) {
   std::map<std::string, std::int64_t> counts;
-  for (std::uint64_t first = 0; first < n; first += 100) {
-    const std::uint64_t last = std::min(n, first + 100);
+  const std::uint64_t per = fit_batch(db, p != nullptr ? "publish" : "publish (preparation, not timed)", 100, 3, 1300,
+                                      [&](std::size_t k) { return std::min<std::size_t>(k, queues); });
+  for (std::uint64_t first = 0; first < n; first += per) {
+    const std::uint64_t last = std::min(n, first + per);
     auto commit = [&] {
       auto b = db.batch();
       std::map<std::string, std::int64_t> touched;
@@ -170,13 +218,15 @@ auto browse_workload(const sizes& sz) {
 auto consume_workload(const sizes& sz) {
   return [sz](auto& db, cmp::probe& p) {
     publish(db, sz.messages, sz.queues, {.sync = false}, nullptr);
+    // 3 erases per message and the count.
+    const std::size_t per = fit_batch(db, "consume", 100, 3, 200, [](std::size_t) { return std::size_t{1}; });
     for (std::uint64_t q = 0; q < sz.queues; ++q) {
       const std::string name = queue_name(q);
       for (;;) {
         std::uint64_t got = 0;
         p.op([&] {
           auto b = db.batch();
-          for (const auto& m : db.template scan<message_metadata>(name).limit(100)) {
+          for (const auto& m : db.template scan<message_metadata>(name).limit(per)) {
             const std::uint64_t id = m.template get<"message_id">();
             if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("consume: content missing");
             b.template erase<message_content>({id, 0u});
@@ -189,7 +239,7 @@ auto consume_workload(const sizes& sz) {
           b.commit(p.write());
           return got;
         });
-        if (got < 100) break;
+        if (got < per) break;
       }
     }
   };
@@ -244,7 +294,9 @@ std::vector<std::string> make_keys(std::uint64_t n, std::uint64_t seed) {
 }
 
 template <class Store>
-void load(Store& db, const std::vector<std::string>& keys, std::size_t batch, ks::write_options wo, cmp::probe* p) {
+void load(Store& db, const std::vector<std::string>& keys, std::size_t batch, ks::write_options wo, cmp::probe* p,
+          const char* workload = "load (preparation, not timed)") {
+  batch = fit_batch(db, workload, batch, 1, 200, [](std::size_t) { return std::size_t{0}; });
   for (std::size_t first = 0; first < keys.size(); first += batch) {
     const std::size_t last = std::min(keys.size(), first + batch);
     auto commit = [&] {
@@ -639,7 +691,7 @@ struct table_workloads {
   }
 
   auto bulk_load() const {
-    return [this](auto& db, cmp::probe& p) { load(db, keys, 1000, p.write(), &p); };
+    return [this](auto& db, cmp::probe& p) { load(db, keys, 1000, p.write(), &p, "bulk_load"); };
   }
   void bulk_load_native(native_kv& db, cmp::probe& p) const { native_load(db, keys, 1000, &p); }
 
@@ -656,7 +708,7 @@ struct table_workloads {
   auto batch_writes() const {
     return [this](auto& db, cmp::probe& p) {
       std::vector<std::string> ks_(fresh.begin(), fresh.begin() + static_cast<std::ptrdiff_t>(sz.batches * 100));
-      load(db, ks_, 100, p.write(), &p);
+      load(db, ks_, 100, p.write(), &p, "batch_writes");
     };
   }
   void batch_writes_native(native_kv& db, cmp::probe& p) const {
@@ -732,16 +784,78 @@ struct table_workloads {
   }
 };
 
+#if KEYSCHEMA_BENCH_WITH_ETCD
+// The etcd side: every run's store keeps its keys under one prefix of the cluster. Opening a
+// store (not timed) first erases what the previous run left under it and compacts the history,
+// so that each run starts from an empty keyspace; its disk figure is what the members' databases
+// grew by during the run (dbSizeInUse, summed over the members: every replica's copy and the
+// history the run left).
+struct etcd_target {
+  std::vector<std::string> endpoints;
+  std::uint64_t baseline = 0;
+  static constexpr const char* prefix = "keyschema-bench/";
+
+  ks::etcd_options options() const {
+    ks::etcd_options o;
+    o.endpoints = endpoints;
+    o.key_prefix = prefix;
+    o.deadline = std::chrono::milliseconds(30000);
+    return o;
+  }
+  void clear() {
+    ks::etcd_backend clean(options());
+    clean.erase_range(ks::key_range{}, ks::write_options{});
+    const keyschema_bench::etcd_admin admin(endpoints);
+    try {
+      admin.compact(clean.snapshot().revision());
+    } catch (const std::runtime_error& e) {
+      // Nothing written since the last compaction: its revision is compacted already.
+      if (std::string_view(e.what()).find("compacted") == std::string_view::npos) throw;
+    }
+    baseline = admin.db_bytes_in_use();
+  }
+  std::uint64_t grown() const {
+    const std::uint64_t now = keyschema_bench::etcd_admin(endpoints).db_bytes_in_use();
+    return now > baseline ? now - baseline : 0;
+  }
+};
+
+template <class Schema>
+cmp::backend<Schema, ks::etcd_backend> etcd_bench_backend(etcd_target& t) {
+  cmp::backend<Schema, ks::etcd_backend> b{"etcd"};
+  b.durable = true;
+  b.always_sync = true;
+  b.open = [&t](const fs::path&) {
+    t.clear();
+    return std::make_unique<ks::store<Schema, ks::etcd_backend>>(t.options());
+  };
+  b.measure_disk = [&t](const fs::path&) { return t.grown(); };
+  return b;
+}
+#endif
+
 void usage() {
   std::puts(
-      "usage: keyschema-bench [--quick | --full | --scale F] [--backends memory,leveldb,lmdb,rocksdb,sqlite]\n"
+      "usage: keyschema-bench [--quick | --full | --scale F] [--backends memory,leveldb,lmdb,rocksdb,sqlite,etcd]\n"
       "         [--workloads publish,browse,consume,drain,drained_lookup,bulk_load,individual_writes,\n"
       "                      batch_writes,random_reads,random_reads_2_threads,random_range_reads,removals]\n"
       "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
       "         [--json PATH] [--svg PATH] [--no-progress]\n"
-      "Default: every backend and workload, 1 warm-up and 3 repetitions, --json keyschema-bench.json\n"
-      "--svg keyschema-bench.svg in the current directory, data in a fresh temporary directory.\n"
-      "--quick: sizes / 20, no warm-up, 1 repetition (seconds); --full: sizes x 10.");
+      "         [--etcd-endpoints URL,... | --etcd-script PATH] [--etcd-port N] [--etcd-limits]\n"
+      "Default: every backend but etcd and every workload, 1 warm-up and 3 repetitions, --json\n"
+      "keyschema-bench.json --svg keyschema-bench.svg in the current directory, data in a fresh\n"
+      "temporary directory. --quick: sizes / 20, no warm-up, 1 repetition (seconds); --full: sizes x 10.\n"
+      "etcd (a replicated server, minutes per run) joins when --backends names it, e.g.\n"
+      "  --backends leveldb,lmdb,rocksdb,sqlite,etcd --sync on\n"
+      "The program then starts a local 3-member cluster with scripts/etcd-cluster.sh (--etcd-script;\n"
+      "default: the source tree's) on ports N..N+5 (--etcd-port, default 24800), its data under the\n"
+      "data directory (real disk: --dir), and stops it and removes its data at the end, on error and\n"
+      "on Ctrl-C; --etcd-endpoints uses a running cluster instead (its keys under keyschema-bench/;\n"
+      "default limits assumed: 128 operations, 1.5 MiB per Txn). etcd runs at sync on only (every\n"
+      "commit is replicated and fsync'ed); batches beyond its 128 operations per Txn run smaller\n"
+      "(listed under the table). --etcd-limits: instead of the workloads, measure etcd's limits on a\n"
+      "cluster of its own (operations and bytes per Txn, value size, a 64 MiB space quota filled\n"
+      "until etcd refuses writes) and print each error the adapter gives.");
 }
 
 }  // namespace
@@ -751,6 +865,9 @@ int main(int argc, char** argv) {
     cmp::options opt = cmp::options::parse(argc, argv);
     sizes sz;
     bool quick = false;
+    std::string etcd_endpoints, etcd_script = KEYSCHEMA_BENCH_ETCD_SCRIPT;
+    int etcd_port = 24800;
+    bool etcd_limits = false;
     for (std::size_t i = 0; i < opt.rest.size(); ++i) {
       const std::string& a = opt.rest[i];
       if (a == "--quick") {
@@ -762,6 +879,14 @@ int main(int argc, char** argv) {
         sz.scale(10);
       } else if (a == "--scale" && i + 1 < opt.rest.size()) {
         sz.scale(std::stod(opt.rest[++i]));
+      } else if (a == "--etcd-endpoints" && i + 1 < opt.rest.size()) {
+        etcd_endpoints = opt.rest[++i];
+      } else if (a == "--etcd-script" && i + 1 < opt.rest.size()) {
+        etcd_script = opt.rest[++i];
+      } else if (a == "--etcd-port" && i + 1 < opt.rest.size()) {
+        etcd_port = std::stoi(opt.rest[++i]);
+      } else if (a == "--etcd-limits") {
+        etcd_limits = true;
       } else if (a == "--help" || a == "-h") {
         usage();
         return 0;
@@ -772,8 +897,37 @@ int main(int argc, char** argv) {
     }
     if (opt.json.empty()) opt.json = "keyschema-bench.json";
     if (opt.svg.empty()) opt.svg = "keyschema-bench.svg";
+    // Every backend but etcd unless --backends names them.
+    if (opt.backends.empty()) {
+      opt.backends = {"memory"};
+      if (KEYSCHEMA_BENCH_WITH_LEVELDB) opt.backends.emplace_back("leveldb");
+      if (KEYSCHEMA_BENCH_WITH_LMDB) opt.backends.emplace_back("lmdb");
+      if (KEYSCHEMA_BENCH_WITH_ROCKSDB) opt.backends.emplace_back("rocksdb");
+      if (KEYSCHEMA_BENCH_WITH_SQLITE) opt.backends.emplace_back("sqlite");
+    }
+    const bool with_etcd = etcd_limits || std::find(opt.backends.begin(), opt.backends.end(), "etcd") != opt.backends.end();
+    if (with_etcd && !KEYSCHEMA_BENCH_WITH_ETCD) {
+      std::fprintf(stderr, "keyschema-bench: etcd is not built in (keyschema::etcd needs libcurl and nlohmann/json)\n");
+      return 2;
+    }
 
     cmp::runner<broker> br(opt);
+#if KEYSCHEMA_BENCH_WITH_ETCD
+    // Declared after the runner: stopped before the runner removes the data directory.
+    std::optional<keyschema_bench::local_etcd_cluster> cluster;
+    if (etcd_limits) return keyschema_bench::measure_etcd_limits(etcd_script, br.data_dir() / "etcd-limits", etcd_port);
+    etcd_target etcd;
+    if (with_etcd) {
+      if (!etcd_endpoints.empty()) {
+        etcd.endpoints = keyschema_bench::split_endpoints(etcd_endpoints);
+      } else {
+        br.progress("starting a 3-member etcd cluster on ports " + std::to_string(etcd_port) + ".." +
+                    std::to_string(etcd_port + 5));
+        cluster.emplace(etcd_script, br.data_dir() / "etcd-cluster", etcd_port);
+        etcd.endpoints = cluster->endpoints();
+      }
+    }
+#endif
     br.measure_fsync(quick ? 0.2 : 1.0);
 
     const cmp::backend<broker, ks::memory_backend> b_memory{"memory"};
@@ -789,9 +943,13 @@ int main(int argc, char** argv) {
 #if KEYSCHEMA_BENCH_WITH_SQLITE
     const cmp::backend<broker, ks::sqlite_backend> b_sqlite{"sqlite"};
 #endif
+#if KEYSCHEMA_BENCH_WITH_ETCD
+    const cmp::backend<broker, ks::etcd_backend> b_etcd = etcd_bench_backend<broker>(etcd);
+#endif
 #define KEYSCHEMA_BENCH_BROKER_BACKENDS b_memory                                   \
     KEYSCHEMA_BENCH_IF_LEVELDB(b_leveldb) KEYSCHEMA_BENCH_IF_LMDB(b_lmdb)           \
-    KEYSCHEMA_BENCH_IF_ROCKSDB(b_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(b_sqlite)
+    KEYSCHEMA_BENCH_IF_ROCKSDB(b_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(b_sqlite)       \
+    KEYSCHEMA_BENCH_IF_ETCD(b_etcd)
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
 #define KEYSCHEMA_BENCH_IF_LEVELDB(x) , x
 #else
@@ -811,6 +969,11 @@ int main(int argc, char** argv) {
 #define KEYSCHEMA_BENCH_IF_SQLITE(x) , x
 #else
 #define KEYSCHEMA_BENCH_IF_SQLITE(x)
+#endif
+#if KEYSCHEMA_BENCH_WITH_ETCD
+#define KEYSCHEMA_BENCH_IF_ETCD(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_ETCD(x)
 #endif
     std::vector<std::pair<std::string, native_open>> natives;
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
@@ -854,9 +1017,13 @@ int main(int argc, char** argv) {
 #if KEYSCHEMA_BENCH_WITH_SQLITE
     const cmp::backend<table, ks::sqlite_backend> t_sqlite{"sqlite"};
 #endif
+#if KEYSCHEMA_BENCH_WITH_ETCD
+    const cmp::backend<table, ks::etcd_backend> t_etcd = etcd_bench_backend<table>(etcd);
+#endif
 #define KEYSCHEMA_BENCH_TABLE_BACKENDS t_memory                                    \
     KEYSCHEMA_BENCH_IF_LEVELDB(t_leveldb) KEYSCHEMA_BENCH_IF_LMDB(t_lmdb)           \
-    KEYSCHEMA_BENCH_IF_ROCKSDB(t_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(t_sqlite)
+    KEYSCHEMA_BENCH_IF_ROCKSDB(t_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(t_sqlite)       \
+    KEYSCHEMA_BENCH_IF_ETCD(t_etcd)
 
     auto native = [&](const std::string& workload, void (table_workloads::*fn)(native_kv&, cmp::probe&) const) {
       for (const auto& [name, open] : natives) {
@@ -885,7 +1052,12 @@ int main(int argc, char** argv) {
     // One report: the broker runner owns the output options and the machine description.
     br.machine().note = quick ? "--quick sizes" : "";
     br.add_results(tr.results());
-    return br.finish();
+    const int rc = br.finish();
+    if (!batch_notes().empty()) {
+      std::cout << "smaller batches (the backend's write limits):\n";
+      for (const std::string& n : batch_notes()) std::cout << "  " << n << "\n";
+    }
+    return rc;
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "keyschema-bench: %s\n", e.what());
     return 2;

@@ -260,6 +260,13 @@ struct backend {
   std::string name;
   std::function<std::unique_ptr<store_type>(const std::filesystem::path&)> open = default_open;
   bool durable = std::is_constructible_v<B, const std::filesystem::path&>;
+  // The backend makes every commit durable whatever write_options::sync says (etcd): it runs at
+  // sync on only.
+  bool always_sync = false;
+  // The bytes the store occupies, measured while it is still open (it is given the run's
+  // directory); unset: the allocated bytes of that directory (disk_bytes). For a store that keeps
+  // its data elsewhere (a server).
+  std::function<std::uint64_t(const std::filesystem::path&)> measure_disk = {};
 
   static std::unique_ptr<store_type> default_open(const std::filesystem::path& p) {
     if constexpr (std::is_constructible_v<B, const std::filesystem::path&>) {
@@ -669,6 +676,7 @@ class runner {
     if (!opt_.wants_backend(b.name)) return;
     std::vector<bool> syncs;
     if (!b.durable || reads) syncs.push_back(false);
+    else if (b.always_sync) syncs.push_back(true);
     else {
       if (opt_.sync_on) syncs.push_back(true);
       if (opt_.sync_off) syncs.push_back(false);
@@ -691,7 +699,7 @@ class runner {
             std::filesystem::remove_all(dir);
             throw;
           }
-          bytes = disk_bytes(dir);
+          bytes = b.measure_disk ? b.measure_disk(dir) : disk_bytes(dir);
         }
         std::filesystem::remove_all(dir);
         if (i >= opt_.warmup) reps.push_back(p.measured());
