@@ -119,8 +119,28 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
 
   // REQUIRES: source outlives the view. prefix: the encoded first K fields (and the literals
   // after them).
-  scan_view(const Source* source, std::string prefix) : source_(source), prefix_(std::move(prefix)) {
-    detail::prefix_bounds<KS, K>(prefix_, lower_, upper_);
+  scan_view(const Source* source, std::string prefix)
+      : source_(source), b_(std::move(prefix)), prefix_size_(b_.size()) {
+    // b_ = lower + upper, both the prefix and one or two bytes (see detail::prefix_bounds):
+    // one allocation for the three strings.
+    b_.reserve(2 * prefix_size_ + 3);
+    if constexpr (K == KS::field_count) {
+      lower_size_ = prefix_size_;
+      b_.append(b_.data(), prefix_size_);  // no reallocation: the capacity is reserved
+      b_.push_back('\0');
+    } else {
+      using next = typename KS::template field_at<K>;
+      constexpr type_code_set codes = codec_traits<typename next::type>::type_codes();
+      b_.push_back(static_cast<char>(codes.min()));
+      lower_size_ = prefix_size_ + 1;
+      b_.append(b_.data(), prefix_size_);
+      if (codes.max() == 0xff) {
+        b_.push_back('\xff');
+        b_.push_back('\xff');
+      } else {
+        b_.push_back(static_cast<char>(codes.max() + 1));
+      }
+    }
   }
 
   // The builders return a modified copy; called on a temporary (db.scan<KS>(...).from(a).limit(n))
@@ -133,7 +153,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   template <class V>
   scan_view from(const V& v) && {
     static_assert(bound_accepted<V>());
-    lower_ = bound(v, false);
+    set_lower(bound(v, false));
     return std::move(*this);
   }
   // Entries whose next field is > v.
@@ -144,7 +164,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   template <class V>
   scan_view after(const V& v) && {
     static_assert(bound_accepted<V>());
-    lower_ = bound(v, true);
+    set_lower(bound(v, true));
     return std::move(*this);
   }
   // Entries whose next field is < v.
@@ -155,7 +175,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   template <class V>
   scan_view to(const V& v) && {
     static_assert(bound_accepted<V>());
-    upper_ = bound(v, false);
+    set_upper(bound(v, false));
     return std::move(*this);
   }
   // Entries whose next field is <= v.
@@ -166,7 +186,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   template <class V>
   scan_view through(const V& v) && {
     static_assert(bound_accepted<V>());
-    upper_ = bound(v, true);
+    set_upper(bound(v, true));
     return std::move(*this);
   }
   // The same entries, last first.
@@ -213,7 +233,10 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   }
 
   // The encoded bounds: lower <= key < upper. For tools and range erases.
-  key_range range() const noexcept { return key_range{lower_, upper_, reverse_}; }
+  key_range range() const noexcept {
+    const std::string_view b(b_);
+    return key_range{b.substr(0, lower_size_), b.substr(lower_size_), reverse_};
+  }
   std::size_t max_count() const noexcept { return limit_; }
   const Source* source() const noexcept { return source_; }
 
@@ -239,9 +262,9 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   scan_view<KS, Source, K, M> rebind() && {
     scan_view<KS, Source, K, M> s;
     s.source_ = source_;
-    s.prefix_ = std::move(prefix_);
-    s.lower_ = std::move(lower_);
-    s.upper_ = std::move(upper_);
+    s.b_ = std::move(b_);
+    s.prefix_size_ = prefix_size_;
+    s.lower_size_ = lower_size_;
     s.reverse_ = reverse_;
     s.limit_ = limit_;
     return s;
@@ -263,20 +286,21 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
                   "keyschema::scan_view: every field is already fixed by the prefix, so there is no next "
                   "field to bound; give fewer prefix values");
     constexpr std::size_t field = K < KS::field_count ? K : 0;
-    std::string b = prefix_;
+    std::string b = b_.substr(0, prefix_size_);
     detail::encode_argument<typename KS::template field_at<field>::type, V>(b, v);
     if (past) b.push_back('\xff');
     return b;
   }
 
   using raw_cursor_type = detail::raw_cursor_t<Source>;
-  // The segments the prefix covers: every key in range() starts with their encoding (prefix_),
+  // The segments the prefix covers: every key in range() starts with their encoding (the first
+  // prefix_size_ bytes of b_),
   // since both bounds do and they differ only after it.
   static constexpr std::size_t prefix_segments = KS::prefix_segments[K];
 
   struct state {
     std::optional<raw_cursor_type> cursor;  // empty when the limit is 0
-    std::size_t prefix_size = 0;  // bytes of prefix_: every key in range starts with them
+    std::size_t prefix_size = 0;  // bytes of the prefix: every key in range starts with them
     std::size_t remaining = 0;  // entries still to yield after the current one
     entry_type current{};
     bool prefix_decoded = false;
@@ -335,14 +359,24 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
       return cursor(std::move(s));
     }
     s->remaining = limit_ - 1;
-    s->prefix_size = prefix_.size();
+    s->prefix_size = prefix_size_;
     s->cursor.emplace(detail::store_access::raw_cursor(*source_, range()));
     s->settle();
     return cursor(std::move(s));
   }
 
+  void set_lower(const std::string& lower) {
+    b_.replace(0, lower_size_, lower);
+    lower_size_ = lower.size();
+  }
+  void set_upper(const std::string& upper) { b_.replace(lower_size_, std::string::npos, upper); }
+
   const Source* source_ = nullptr;
-  std::string prefix_, lower_, upper_;
+  // The encoded bounds, lower then upper, in one string; both start with the encoded prefix
+  // (the first K fields and the literals after them), prefix_size_ bytes.
+  std::string b_;
+  std::size_t prefix_size_ = 0;
+  std::size_t lower_size_ = 0;
   bool reverse_ = false;
   std::size_t limit_ = std::numeric_limits<std::size_t>::max();
 };

@@ -204,7 +204,7 @@ class basic_reader {
                   "KS::field_count values, in field order");
     static_assert(check_prefix_arguments<KS, P...>());
     std::string p;
-    p.reserve(64);  // one allocation for the usual prefix instead of several as it grows
+    p.reserve(128);  // one allocation for the usual prefix and the bounds scan_view appends to it
     key_codec<KS>::encode_prefix(p, prefix...);
     return scan_view<KS, Derived, sizeof...(P)>(&self(), std::move(p));
   }

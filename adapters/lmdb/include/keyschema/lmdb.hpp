@@ -15,8 +15,9 @@
 //   - snapshot()     one read-only transaction, shared by every copy of the snapshot and aborted
 //                    when the last copy (or cursor reading it) is destroyed.
 //   - cursor()       an MDB_cursor on the snapshot's transaction, or on a private read-only
-//                    transaction taken at creation. key() and value() point into the memory map
-//                    (no copy) and stay valid until next(): the transaction pins the pages.
+//                    transaction taken at creation (from the pool get() uses). key() and value()
+//                    point into the memory map (no copy) and stay valid until next(): the
+//                    transaction pins the pages.
 //   - get()          mdb_get in the snapshot's transaction, or in a short read-only transaction
 //                    (reset and renewed from a small pool rather than allocated each time).
 //   - begin_write()  one LMDB write transaction, held until its commit() or destruction: LMDB's
@@ -221,7 +222,7 @@ class lmdb_backend {
   // "mdb_cursor_get".
   cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
     if (snap != nullptr) return cursor_type(snap->h_, true, s_->dbi, range, s_->max_key);
-    return cursor_type(lmdb_detail::new_read_handle(*s_), false, s_->dbi, range, s_->max_key);
+    return cursor_type(*s_, range);
   }
 
   // What write() accepts: max_key_bytes = mdb_env_get_maxkeysize (511 bytes in a default LMDB

@@ -3,8 +3,9 @@
 //
 // lmdb_backend::cursor() (lmdb_backend::cursor_type) and lmdb_write_transaction::cursor() return
 // one. It owns an MDB_cursor on the transaction of a snapshot (a copy of which it keeps alive), on
-// a private read-only transaction taken at creation, or on a write transaction, and copies of its
-// bounds, so the key_range it was made from may go away. key() and value() point into the memory
+// a private read-only transaction taken at creation (from the environment's pool, returned when
+// the cursor is destroyed), or on a write transaction, and a copy of the bound it checks while
+// stepping (held in the cursor itself when short), so the key_range it was made from may go away. key() and value() point into the memory
 // map (no copy) and stay valid until next(): the transaction pins the pages. It never steps past
 // its bound: a forward cursor stops at the first key >= upper, a reverse one at the first key
 // < lower.
@@ -17,6 +18,8 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
+#include <keyschema/lmdb/detail/cursor_bound.hpp>
+#include <keyschema/lmdb/detail/env_state.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/lmdb/detail/txn_handle.hpp>
 
@@ -46,11 +49,15 @@ class lmdb_cursor {
   lmdb_cursor& operator=(const lmdb_cursor&) = delete;
   lmdb_cursor(lmdb_cursor&& o) noexcept
       : txn_(std::move(o.txn_)),
-        shared_(o.shared_),
+        own_st_(std::exchange(o.own_st_, nullptr)),
+        own_txn_(std::exchange(o.own_txn_, nullptr)),
         cur_(std::exchange(o.cur_, nullptr)),
-        lower_(std::move(o.lower_)),
-        upper_(std::move(o.upper_)),
+        bound_(std::move(o.bound_)),
+        op_(o.op_),
+        shared_(o.shared_),
+        write_(o.write_),
         reverse_(o.reverse_),
+        bounded_(o.bounded_),
         valid_(std::exchange(o.valid_, false)),
         k_(o.k_),
         v_(o.v_) {}
@@ -58,11 +65,15 @@ class lmdb_cursor {
     if (this != &o) {
       close();
       txn_ = std::move(o.txn_);
-      shared_ = o.shared_;
+      own_st_ = std::exchange(o.own_st_, nullptr);
+      own_txn_ = std::exchange(o.own_txn_, nullptr);
       cur_ = std::exchange(o.cur_, nullptr);
-      lower_ = std::move(o.lower_);
-      upper_ = std::move(o.upper_);
+      bound_ = std::move(o.bound_);
+      op_ = o.op_;
+      shared_ = o.shared_;
+      write_ = o.write_;
       reverse_ = o.reverse_;
+      bounded_ = o.bounded_;
       valid_ = std::exchange(o.valid_, false);
       k_ = o.k_;
       v_ = o.v_;
@@ -82,16 +93,15 @@ class lmdb_cursor {
   // a corrupt file or an I/O error; the cursor is then invalid); keyschema::error when the
   // cursor belongs to a write transaction that has ended.
   void next() {
-    if (txn_->txn == nullptr) {
+    if (write_ && txn_->txn == nullptr) {
       valid_ = false;
       throw error("keyschema::lmdb_backend::cursor: the write transaction of this cursor has ended");
     }
-    const MDB_cursor_op op = reverse_ ? MDB_PREV : MDB_NEXT;
     if (shared_) {  // a snapshot's transaction may be used by other threads' cursors
       std::lock_guard lk(txn_->mu);
-      settle(step(op));
+      settle(step(op_));
     } else {
-      settle(step(op));
+      settle(step(op_));
     }
   }
 
@@ -102,16 +112,46 @@ class lmdb_cursor {
   friend class lmdb_backend;
   friend class lmdb_write_transaction;
 
+  // A cursor on the transaction of txn: a snapshot's (shared: its copies may be used on other
+  // threads, so LMDB calls are locked) or a write transaction's.
   lmdb_cursor(std::shared_ptr<lmdb_detail::txn_handle> txn, bool shared, MDB_dbi dbi, const key_range& r,
               std::size_t max_key)
-      : txn_(std::move(txn)), shared_(shared), lower_(r.lower), upper_(r.upper), reverse_(r.reverse) {
+      : txn_(std::move(txn)), shared_(shared), write_(txn_->write) {
+    init(r);
     auto lk = lock();
-    if (const int rc = ::mdb_cursor_open(txn_->txn, dbi, &cur_); rc != MDB_SUCCESS) {
+    open(txn_->txn, dbi, r, max_key);
+  }
+
+  // A cursor on a private read transaction taken now from s's pool (no shared handle: nothing
+  // else reads it); close() returns it. REQUIRES: s outlives the cursor.
+  lmdb_cursor(lmdb_detail::env_state& s, const key_range& r) {
+    init(r);
+    own_txn_ = s.acquire_read();
+    own_st_ = &s;
+    try {
+      open(own_txn_, s.dbi, r, s.max_key);
+    } catch (...) {
+      s.release_read(std::exchange(own_txn_, nullptr));
+      throw;
+    }
+  }
+
+  // Copies the bound checked while stepping: upper going forward, lower in reverse.
+  void init(const key_range& r) {
+    reverse_ = r.reverse;
+    op_ = reverse_ ? MDB_PREV : MDB_NEXT;
+    bounded_ = reverse_ || !r.upper.empty();
+    bound_ = lmdb_detail::cursor_bound(reverse_ ? r.lower : r.upper);
+  }
+
+  // Opens the LMDB cursor in txn and moves it to the first entry of r. The caller holds the lock.
+  void open(MDB_txn* txn, MDB_dbi dbi, const key_range& r, std::size_t max_key) {
+    if (const int rc = ::mdb_cursor_open(txn, dbi, &cur_); rc != MDB_SUCCESS) {
       cur_ = nullptr;
       lmdb_detail::throw_status("keyschema::lmdb_backend::cursor: cannot open a cursor", "mdb_cursor_open", rc);
     }
     try {
-      seek(max_key);
+      seek(r, max_key);
     } catch (...) {
       ::mdb_cursor_close(std::exchange(cur_, nullptr));  // the lock is held: not close()
       throw;
@@ -140,18 +180,18 @@ class lmdb_cursor {
     return step(MDB_SET_RANGE);
   }
 
-  void seek(std::size_t max_key) {
+  void seek(const key_range& r, std::size_t max_key) {
     int rc;
     if (!reverse_) {
-      rc = lower_.empty() ? step(MDB_FIRST) : seek_range(lower_, max_key);
-      while (rc == MDB_SUCCESS && key() < std::string_view(lower_)) rc = step(MDB_NEXT);
-    } else if (upper_.empty()) {
+      rc = r.lower.empty() ? step(MDB_FIRST) : seek_range(r.lower, max_key);
+      while (rc == MDB_SUCCESS && key() < r.lower) rc = step(MDB_NEXT);
+    } else if (r.upper.empty()) {
       rc = step(MDB_LAST);
     } else {
       // The last key < upper: from the first key >= upper (or the end), step back.
-      rc = seek_range(upper_, max_key);
+      rc = seek_range(r.upper, max_key);
       if (rc == MDB_NOTFOUND) rc = step(MDB_LAST);
-      while (rc == MDB_SUCCESS && key() >= std::string_view(upper_)) rc = step(MDB_PREV);
+      while (rc == MDB_SUCCESS && key() >= r.upper) rc = step(MDB_PREV);
     }
     settle(rc);
   }
@@ -159,26 +199,38 @@ class lmdb_cursor {
   // Applies the result of a move: end of data, an error, or an entry checked against the
   // bound in the direction of travel.
   void settle(int rc) {
-    valid_ = false;
-    if (rc == MDB_NOTFOUND) return;
-    if (rc != MDB_SUCCESS) lmdb_detail::throw_status("keyschema::lmdb_backend: cursor step failed", "mdb_cursor_get", rc);
-    const std::string_view k = key();
-    valid_ = reverse_ ? k >= std::string_view(lower_) : (upper_.empty() || k < std::string_view(upper_));
+    if (rc != MDB_SUCCESS) [[unlikely]] {
+      valid_ = false;
+      if (rc == MDB_NOTFOUND) return;
+      lmdb_detail::throw_status("keyschema::lmdb_backend: cursor step failed", "mdb_cursor_get", rc);
+    }
+    if (reverse_) {
+      valid_ = lmdb_detail::compare_key(k_, bound_) >= 0;
+    } else {
+      valid_ = !bounded_ || lmdb_detail::compare_key(k_, bound_) < 0;
+    }
   }
 
   void close() noexcept {
-    if (cur_ == nullptr) return;
-    auto lk = shared_ && txn_ ? std::unique_lock<std::mutex>(txn_->mu) : std::unique_lock<std::mutex>();
-    if (txn_->txn != nullptr) ::mdb_cursor_close(cur_);  // else LMDB freed it with the write transaction
-    cur_ = nullptr;
+    if (cur_ != nullptr) {
+      auto lk = lock();
+      if (own_txn_ != nullptr || txn_->txn != nullptr) ::mdb_cursor_close(cur_);  // else LMDB freed it with the write transaction
+      cur_ = nullptr;
+    }
     valid_ = false;
+    if (own_txn_ != nullptr) own_st_->release_read(std::exchange(own_txn_, nullptr));
   }
 
-  std::shared_ptr<lmdb_detail::txn_handle> txn_;
-  bool shared_ = false;
+  std::shared_ptr<lmdb_detail::txn_handle> txn_;  // a snapshot's or a write transaction's; empty when private
+  lmdb_detail::env_state* own_st_ = nullptr;      // the private read transaction's environment
+  MDB_txn* own_txn_ = nullptr;                    // the private read transaction, or nullptr
   MDB_cursor* cur_ = nullptr;
-  std::string lower_, upper_;
+  lmdb_detail::cursor_bound bound_;  // upper (forward) or lower (reverse); the other was used by seek()
+  MDB_cursor_op op_ = MDB_NEXT;
+  bool shared_ = false;
+  bool write_ = false;
   bool reverse_ = false;
+  bool bounded_ = false;  // false going forward without an upper bound
   bool valid_ = false;
   MDB_val k_{0, nullptr};
   MDB_val v_{0, nullptr};

@@ -4,15 +4,17 @@
 // One env_state per lmdb_backend, heap-allocated so that snapshots, cursors and write
 // transactions keep a stable pointer to it while the backend object moves. It owns the MDB_env,
 // the registration of its path (open_registry.hpp), the gate that keeps map resizes apart from
-// live transactions (txn_gate.hpp), the pool of reset read transactions, the writer mutex, and
-// the map-growth logic: doubling on MDB_MAP_FULL up to the ceiling, the early growth scheduled
-// when a commit leaves the map more than 3/4 used, and adopting a map another process grew
-// (MDB_MAP_RESIZED). Opened by open_env() (open_env.hpp).
+// live transactions (txn_gate.hpp), the pool of reset read transactions (one in a lock-free
+// slot, the others in a vector under a mutex), the writer mutex, and the map-growth logic:
+// doubling on MDB_MAP_FULL up to the ceiling, the early growth scheduled when a commit leaves the
+// map more than 3/4 used, and adopting a map another process grew (MDB_MAP_RESIZED). Opened by
+// open_env() (open_env.hpp).
 //
 // Thread-safety: acquire_read, release_read, drain_pool, enter_gate, try_grow_early and
-// adopt_external_size may be called from any thread concurrently (the gate guards them; its lock
-// also guards the pool). begin_write_txn, grow_for_write and note_usage are called by the writer holding
-// write_mu. gate_lease is a scope guard of one thread.
+// adopt_external_size may be called from any thread concurrently (the gate guards them; the pool
+// has its own mutex and an atomic slot, so a get() that finds the slot filled takes no lock).
+// begin_write_txn, grow_for_write and note_usage are called by the writer holding write_mu.
+// gate_lease is a scope guard of one thread.
 #pragma once
 
 #include <keyschema/detail/config.hpp>
@@ -44,6 +46,7 @@ struct env_state {
   env_state(const env_state&) = delete;
   env_state& operator=(const env_state&) = delete;
   ~env_state() {
+    if (MDB_txn* t = spare.load()) ::mdb_txn_abort(t);
     for (MDB_txn* t : pool) ::mdb_txn_abort(t);
     if (env != nullptr) ::mdb_env_close(env);
   }
@@ -58,7 +61,11 @@ struct env_state {
   std::size_t ceiling = 0;
   std::atomic<std::size_t> map_size{0};
   lmdb_detail::txn_gate gate;
-  std::vector<MDB_txn*> pool;  // reset read transactions, capacity reserved at open; guarded by gate's lock
+  // Reset read transactions for reuse, at most pool_cap in all: one in spare (taken and returned
+  // without a lock), the others in pool (capacity reserved at open; guarded by pool_mu).
+  std::atomic<MDB_txn*> spare{nullptr};
+  std::vector<MDB_txn*> pool;
+  std::mutex pool_mu;
   std::size_t pool_cap = 0;
   std::mutex write_mu;
   // The last commit left the map more than 3/4 used: grow it as soon as nothing is open.
@@ -66,12 +73,7 @@ struct env_state {
 
   // Enters the gate or throws: limit_error on timeout, backend_error once the map is lost.
   void enter_gate() {
-    enter_gate([] {});
-  }
-  // As enter_gate(), running fn under the gate's lock once entered (see txn_gate::enter(fn)).
-  template <class Fn>
-  void enter_gate(Fn&& fn) {
-    switch (gate.enter(fn)) {
+    switch (gate.enter()) {
       case lmdb_detail::txn_gate::status::ok:
         return;
       case lmdb_detail::txn_gate::status::timed_out:
@@ -96,13 +98,15 @@ struct env_state {
     bool drained = false;
     int resized = 0;
     for (;;) {
-      MDB_txn* t = nullptr;
-      enter_gate([&] {  // one lock for the gate and the pool
+      enter_gate();
+      MDB_txn* t = spare.exchange(nullptr, std::memory_order_acq_rel);
+      if (t == nullptr) {
+        std::lock_guard lk(pool_mu);
         if (!pool.empty()) {
           t = pool.back();
           pool.pop_back();
         }
-      });
+      }
       const bool renewed = t != nullptr;
       const int rc = renewed ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
       if (rc == MDB_SUCCESS) return t;
@@ -138,12 +142,19 @@ struct env_state {
   // holds a snapshot across its own commit (a read-modify-write transaction) could not.
   void release_read(MDB_txn* t) noexcept {
     ::mdb_txn_reset(t);
-    gate.leave([&] {  // one lock for the gate and the pool
-      if (pool.size() < pool_cap) {
-        pool.push_back(t);  // never allocates: capacity reserved at open
+    if (pool_cap != 0) {
+      MDB_txn* none = nullptr;
+      if (spare.compare_exchange_strong(none, t, std::memory_order_acq_rel)) {
         t = nullptr;
+      } else {
+        std::lock_guard lk(pool_mu);
+        if (pool.size() + 1 < pool_cap) {  // spare holds one
+          pool.push_back(t);  // never allocates: capacity reserved at open
+          t = nullptr;
+        }
       }
-    });
+    }
+    gate.leave();
     if (t != nullptr) ::mdb_txn_abort(t);
     if (grow_pending.load(std::memory_order_relaxed)) {
       try {
@@ -156,10 +167,10 @@ struct env_state {
 
   // Frees the reader slots of the idle pooled transactions.
   void drain_pool() noexcept {
-    gate.with_lock([&] {
-      for (MDB_txn* t : pool) ::mdb_txn_abort(t);
-      pool.clear();  // keeps the reserved capacity
-    });
+    if (MDB_txn* t = spare.exchange(nullptr, std::memory_order_acq_rel)) ::mdb_txn_abort(t);
+    std::lock_guard lk(pool_mu);
+    for (MDB_txn* t : pool) ::mdb_txn_abort(t);
+    pool.clear();  // keeps the reserved capacity
   }
 
   // mdb_env_set_mapsize(size) with the gate held exclusively. A failed remap leaves LMDB without

@@ -4,7 +4,10 @@
 // transaction of this process is active: every pointer a transaction holds into the map would
 // dangle (lmdb.h: "the caller must ensure it explicitly"). txn_gate is that guarantee. Every
 // transaction, read or write, is bracketed by enter() and leave(); exclusive(fn) waits until none
-// is active, keeps new ones out, and runs fn. All waits are bounded by the configured timeout so
+// is active, keeps new ones out, and runs fn. enter() and leave() take no lock while no resize
+// runs: an atomic count of active transactions and an atomic "closed" flag, both sequentially
+// consistent, so that a resizer that closed the gate and then sees no active transaction knows
+// that every later enter() sees the gate closed (and takes the locked path, which waits). All waits are bounded by the configured timeout so
 // that a snapshot held for a long time (or by the resizing thread itself) turns into an error
 // instead of a deadlock.
 //
@@ -17,6 +20,7 @@
 #include <keyschema/detail/config.hpp>
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
@@ -36,39 +40,18 @@ class txn_gate {
   // caller must call leave() once the transaction ended, also when beginning it failed),
   // timed_out (a resize did not finish in time) or poisoned; nothing is registered then.
   status enter() {
-    return enter([] {});
-  }
-  // As enter(), and runs fn() under the gate's lock once the transaction is registered (the LMDB
-  // adapter takes a pooled read transaction there, saving a lock of its own). fn must not throw.
-  template <class Fn>
-  status enter(Fn&& fn) {
-    std::unique_lock lk(mu_);
-    if (resizing_ && !cv_.wait_for(lk, wait_, [&] { return !resizing_; })) return status::timed_out;
-    if (poisoned_) return status::poisoned;
-    ++active_;
-    fn();
-    return status::ok;
+    active_.fetch_add(1);  // seq_cst: ordered against closed_ below and in exclusive()
+    if (!closed_.load()) [[likely]] return status::ok;
+    leave();  // a resize runs or the gate is poisoned: take the locked path
+    return enter_locked();
   }
 
   // Unregisters a transaction registered by enter(). REQUIRES: a matching successful enter().
   void leave() noexcept {
-    leave([] {});
-  }
-  // As leave(), and runs fn() under the gate's lock first (the LMDB adapter returns a read
-  // transaction to its pool there). fn must not throw.
-  template <class Fn>
-  void leave(Fn&& fn) noexcept {
-    std::lock_guard lk(mu_);
-    fn();
-    --active_;
-    if (active_ == 0 && resizing_) cv_.notify_all();
-  }
-
-  // Runs fn() under the gate's lock (what the pool of read transactions is guarded by).
-  template <class Fn>
-  void with_lock(Fn&& fn) noexcept {
-    std::lock_guard lk(mu_);
-    fn();
+    if (active_.fetch_sub(1) == 1 && closed_.load()) {
+      std::lock_guard lk(mu_);  // the resizer waits on cv_ under mu_: no lost wake-up
+      cv_.notify_all();
+    }
   }
 
   // Waits (bounded) until no transaction is active and no other resize runs, then calls fn()
@@ -80,14 +63,14 @@ class txn_gate {
     std::unique_lock lk(mu_);
     const auto deadline = std::chrono::steady_clock::now() + wait_;
     if (!cv_.wait_until(lk, deadline, [&] { return !resizing_; })) {
-      still_active = active_;
+      still_active = active_.load();
       return status::timed_out;
     }
     if (poisoned_) return status::poisoned;
-    resizing_ = true;
+    close_locked();
     reopen_on_exit reopen{*this};
-    if (!cv_.wait_until(lk, deadline, [&] { return active_ == 0; })) {
-      still_active = active_;
+    if (!cv_.wait_until(lk, deadline, [&] { return active_.load() == 0; })) {
+      still_active = active_.load();
       return status::timed_out;
     }
     fn();
@@ -99,24 +82,47 @@ class txn_gate {
   template <class Fn>
   bool try_exclusive(Fn&& fn) {
     std::lock_guard lk(mu_);
-    if (resizing_ || poisoned_ || active_ != 0) return false;
+    if (resizing_ || poisoned_ || active_.load() != 0) return false;
+    close_locked();  // then check again: an enter() may have counted itself before seeing it
+    reopen_on_exit reopen{*this};
+    if (active_.load() != 0) return false;
     fn();
     return true;
   }
 
   // Refuses every later enter()/exclusive(). Called with the gate held (inside fn).
-  void poison_locked() noexcept { poisoned_ = true; }
+  void poison_locked() noexcept {
+    poisoned_ = true;
+    closed_.store(true);
+  }
 
   std::chrono::milliseconds wait() const noexcept { return wait_; }
 
  private:
-  // Clears resizing_ and wakes waiters when exclusive() returns or throws. mu_ is held then.
+  // The locked path of enter(): waits while a resize runs, then registers.
+  status enter_locked() {
+    std::unique_lock lk(mu_);
+    if (resizing_ && !cv_.wait_for(lk, wait_, [&] { return !resizing_; })) return status::timed_out;
+    if (poisoned_) return status::poisoned;
+    active_.fetch_add(1);  // no resize can start before mu_ is released: it would wait for this one
+    return status::ok;
+  }
+
+  // Holds new transactions back (they take enter_locked() and wait). REQUIRES: mu_ held.
+  void close_locked() noexcept {
+    resizing_ = true;
+    closed_.store(true);
+  }
+
+  // Reopens the gate and wakes waiters when exclusive()/try_exclusive() return or throw. mu_ is
+  // held then.
   struct reopen_on_exit {
     explicit reopen_on_exit(txn_gate& gate) noexcept : g(gate) {}
     reopen_on_exit(const reopen_on_exit&) = delete;
     reopen_on_exit& operator=(const reopen_on_exit&) = delete;
     ~reopen_on_exit() {
       g.resizing_ = false;
+      g.closed_.store(g.poisoned_);
       g.cv_.notify_all();
     }
     txn_gate& g;
@@ -125,9 +131,10 @@ class txn_gate {
   const std::chrono::milliseconds wait_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::size_t active_ = 0;
-  bool resizing_ = false;
-  bool poisoned_ = false;
+  std::atomic<std::size_t> active_{0};
+  std::atomic<bool> closed_{false};  // resizing_ || poisoned_, readable without mu_
+  bool resizing_ = false;            // guarded by mu_
+  bool poisoned_ = false;            // guarded by mu_
 };
 
 }  // namespace lmdb_detail

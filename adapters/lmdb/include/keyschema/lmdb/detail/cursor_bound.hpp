@@ -1,0 +1,71 @@
+// keyschema/lmdb/detail/cursor_bound.hpp: lmdb_detail::cursor_bound, the copy of the one bound an
+// lmdb_cursor checks while it steps, and compare_key(), the check itself.
+//
+// A cursor copies its bound (the backend contract: the key_range it was made from may go away).
+// Bounds of typed scans are short (a key prefix and a type code or two), so the copy is kept in
+// the cursor itself when it fits: opening a cursor then allocates nothing for it. A longer bound
+// goes to the heap.
+//
+// Thread-safety: a value type; distinct objects may be used concurrently.
+#pragma once
+
+#include <keyschema/detail/config.hpp>
+
+#include <lmdb.h>
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace lmdb_detail {
+
+class cursor_bound {
+ public:
+  static constexpr std::size_t inline_capacity = 96;
+
+  cursor_bound() noexcept = default;
+  // Copies b. Errors: std::bad_alloc when b is longer than inline_capacity and memory runs out.
+  explicit cursor_bound(std::string_view b) : size_(b.size()) {
+    if (size_ > inline_capacity) heap_ = std::make_unique<char[]>(size_);
+    if (size_ != 0) std::memcpy(data_mut(), b.data(), size_);
+  }
+  cursor_bound(const cursor_bound&) = delete;
+  cursor_bound& operator=(const cursor_bound&) = delete;
+  cursor_bound(cursor_bound&& o) noexcept : heap_(std::move(o.heap_)), size_(std::exchange(o.size_, 0)) {
+    if (!heap_ && size_ != 0) std::memcpy(inline_, o.inline_, size_);
+  }
+  cursor_bound& operator=(cursor_bound&& o) noexcept {
+    if (this != &o) {
+      heap_ = std::move(o.heap_);
+      size_ = std::exchange(o.size_, 0);
+      if (!heap_ && size_ != 0) std::memcpy(inline_, o.inline_, size_);
+    }
+    return *this;
+  }
+
+  const char* data() const noexcept { return heap_ ? heap_.get() : inline_; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+
+ private:
+  char* data_mut() noexcept { return heap_ ? heap_.get() : inline_; }
+  std::unique_ptr<char[]> heap_;
+  std::size_t size_ = 0;
+  char inline_[inline_capacity];
+};
+
+// <0, 0 or >0 as key orders before, equal to or after b (memcmp, then length: LMDB's default
+// order). REQUIRES: key.mv_data points to key.mv_size readable bytes (or mv_size is 0).
+inline int compare_key(const MDB_val& key, const cursor_bound& b) noexcept {
+  const std::size_t n = key.mv_size < b.size() ? key.mv_size : b.size();
+  if (n != 0) {
+    if (const int c = std::memcmp(key.mv_data, b.data(), n); c != 0) return c;
+  }
+  return key.mv_size < b.size() ? -1 : (key.mv_size > b.size() ? 1 : 0);
+}
+
+}  // namespace lmdb_detail
+KEYSCHEMA_END_NAMESPACE
