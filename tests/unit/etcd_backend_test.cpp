@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -28,6 +29,25 @@ using keyschema::testing::cluster;
 using keyschema::testing::options;
 using keyschema::testing::run;
 using keyschema::testing::shared_cluster;
+
+// Reads one HTTP request (headers and Content-Length body) from fd; false when the peer closed.
+bool read_request(int fd) {
+  std::string in;
+  char buf[4096];
+  for (;;) {
+    const std::size_t end = in.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      std::size_t length = 0;
+      if (const std::size_t cl = in.find("Content-Length: "); cl != std::string::npos) {
+        length = std::stoul(in.substr(cl + 16));
+      }
+      if (in.size() >= end + 4 + length) return true;
+    }
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    in.append(buf, static_cast<std::size_t>(n));
+  }
+}
 
 std::string key_of(int batch, int i) { return "b" + std::to_string(100000 + batch) + "/" + std::to_string(i); }
 
@@ -218,4 +238,54 @@ TEST_CASE("etcd: a member SIGKILLed mid-stream loses no acknowledged write and r
   alone.endpoints = {c.endpoints()[0]};
   const keyschema::etcd_backend member0(alone);
   check_all(member0);
+}
+
+TEST_CASE("etcd: a write sent on a reused connection that then times out says its outcome is unknown",
+          "[etcd][deadline]") {
+  // A member that answers the first request (the backend's connecting read), keeps the
+  // connection, reads the next request (a write) and never answers it. The connection is reused,
+  // so curl reports no connect time for the write: only the bytes sent tell that it went out.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 8) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  int requests = 0;
+  std::thread member([&] {
+    const int c = ::accept(fd, nullptr, nullptr);
+    if (c < 0) return;
+    if (read_request(c)) {
+      ++requests;
+      const std::string body = R"({"header":{"revision":"5"},"count":"0"})";
+      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                 std::to_string(body.size()) + "\r\n\r\n" + body;
+      static_cast<void>(::send(c, answer.data(), answer.size(), MSG_NOSIGNAL));
+      if (read_request(c)) ++requests;  // the write: never answered
+      char b;
+      static_cast<void>(::recv(c, &b, 1, 0));  // until the client gives up and closes
+    }
+    ::close(c);
+  });
+  {
+    keyschema::etcd_options o;
+    o.endpoints = {"http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port))};
+    o.deadline = std::chrono::milliseconds(500);
+    keyschema::etcd_backend db(o);
+    try {
+      db.write(puts(1), {});
+      FAIL("a write that was never answered succeeded");
+    } catch (const keyschema::backend_error& e) {
+      CHECK(e.native_call() == "etcd /v3/kv/txn");
+      // Not "before an endpoint answered": the write went out and may have been applied.
+      CHECK_THAT(e.what(), Catch::Contains("the outcome of the write is unknown"));
+    }
+  }
+  ::shutdown(fd, SHUT_RDWR);
+  member.join();
+  ::close(fd);
+  CHECK(requests == 2);
 }

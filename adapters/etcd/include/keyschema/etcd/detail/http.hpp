@@ -132,10 +132,13 @@ class transport {
       last_rc = rc;
       const std::string what = errbuf[0] != '\0' ? std::string(errbuf) : std::string(::curl_easy_strerror(rc));
       failures += (failures.empty() ? "" : "; ") + endpoint + ": " + what;
-      curl_off_t connect_us = 0;
-      ::curl_easy_getinfo(h.get(), CURLINFO_CONNECT_TIME_T, &connect_us);
+      // Whether any byte of the request went out: on a reused connection the connect time is 0
+      // although the request was sent, so only the bytes sent tell (a write that was sent must
+      // never be sent again to another member: it may have been applied).
+      long request_bytes = 0;
+      ::curl_easy_getinfo(h.get(), CURLINFO_REQUEST_SIZE, &request_bytes);
       const bool not_sent = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-                            (rc == CURLE_OPERATION_TIMEDOUT && connect_us == 0);
+                            (rc == CURLE_OPERATION_TIMEDOUT && request_bytes == 0);
       if (not_sent || idempotent) continue;
       if (rc == CURLE_OPERATION_TIMEDOUT) {
         throw backend_error(context + ": " + call + " at " + endpoint + " passed its deadline of " +
