@@ -183,6 +183,10 @@ inline void check_data_file(const std::string& dir) {
     throw_damaged(file, "is damaged: its " + which + " records last page " + std::to_string(m.last_pg), MDB_CORRUPTED);
   }
   const std::size_t needed = (m.last_pg + 1) * psize;
+  // The size is read again after the meta pages: a writer of another process may have committed
+  // since the first stat, and LMDB writes a transaction's pages before the meta page naming them,
+  // so the file as of now holds every page the meta page just read uses (the file never shrinks).
+  if (needed > size) size = file_size();
   if (needed > size) {
     throw_damaged(file, "is truncated: it is " + std::to_string(size) + " bytes, but its " + which +
                             " says the database uses pages 0 to " + std::to_string(m.last_pg) + " of " +
