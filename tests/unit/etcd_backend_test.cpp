@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -29,6 +30,20 @@ using keyschema::testing::cluster;
 using keyschema::testing::options;
 using keyschema::testing::run;
 using keyschema::testing::shared_cluster;
+
+// A socket listening on a free loopback port, and its URL ("http://127.0.0.1:<port>").
+std::pair<int, std::string> listen_loopback() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 8) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  return {fd, "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port))};
+}
 
 // Reads one HTTP request (headers and Content-Length body) from fd; false when the peer closed.
 bool read_request(int fd) {
@@ -146,16 +161,7 @@ TEST_CASE("etcd: a snapshot reads one revision until it is compacted, then says 
 
 TEST_CASE("etcd: an endpoint that never answers is a deadline error, not a hang", "[etcd][deadline]") {
   // A listening socket that never accepts: the TCP connection completes, no answer ever comes.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 8) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  const std::string silent = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const auto [fd, silent] = listen_loopback();
 
   keyschema::etcd_options o;
   o.endpoints = {silent};
@@ -245,15 +251,7 @@ TEST_CASE("etcd: a write sent on a reused connection that then times out says it
   // A member that answers the first request (the backend's connecting read), keeps the
   // connection, reads the next request (a write) and never answers it. The connection is reused,
   // so curl reports no connect time for the write: only the bytes sent tell that it went out.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 8) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  const auto [fd, url] = listen_loopback();
   int requests = 0;
   std::thread member([&] {
     const int c = ::accept(fd, nullptr, nullptr);
@@ -272,7 +270,7 @@ TEST_CASE("etcd: a write sent on a reused connection that then times out says it
   });
   {
     keyschema::etcd_options o;
-    o.endpoints = {"http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port))};
+    o.endpoints = {url};
     o.deadline = std::chrono::milliseconds(500);
     keyschema::etcd_backend db(o);
     try {
