@@ -72,12 +72,14 @@ class rocksdb_backend {
   // Errors:
   //   wrong_engine_error, native_call "keyschema::probe_engines": `path` holds another engine's
   //     database (LevelDB, LMDB, SQLite; see <keyschema/engine_probe.hpp>); what() names the
-  //     engine, the file that shows it and the path. Nothing was created.
+  //     engine, the file that shows it and the path. Nothing was created. Not checked when
+  //     options.env is set (the path is then not necessarily on the real file system).
   //     Remedy: open it with that engine's adapter.
   //   backend_error, native_call "std::filesystem::create_directories": the directory or one of
   //     its parents could not be created (a path component is a regular file, no permission, a
   //     read-only file system); native_code() is the errno value and what() names the path.
-  //     Only attempted when create_if_missing is set. Remedy: choose a writable location.
+  //     Only attempted when create_if_missing is set and options.env is nullptr. Remedy: choose
+  //     a writable location.
   //   backend_error, native_call "std::filesystem::exists", native_code() 2 (corruption): the
   //     directory holds RocksDB table or log files but no CURRENT file (RocksDB would create an
   //     empty database over them and delete them). Remedy: restore CURRENT or run `ldb repair`,
@@ -103,9 +105,9 @@ class rocksdb_backend {
     s_->max_entry = std::min(options.max_entry_bytes, rocksdb_max_entry_bytes);
     s_->verify_checksums = options.verify_checksums;
     // Before RocksDB creates anything: another engine's database is refused, not filled.
-    require_engine(path, storage_engine::rocksdb, "keyschema::rocksdb_backend");
+    if (options.env == nullptr) require_engine(path, storage_engine::rocksdb, "keyschema::rocksdb_backend");
 
-    if (options.create_if_missing) {
+    if (options.create_if_missing && options.env == nullptr) {
       std::error_code ec;
       std::filesystem::create_directories(path, ec);
       if (ec) {
@@ -116,6 +118,7 @@ class rocksdb_backend {
     }
 
     ::rocksdb::Options o;
+    if (options.env != nullptr) o.env = options.env;
     o.create_if_missing = options.create_if_missing;
     o.error_if_exists = options.error_if_exists;
     o.paranoid_checks = options.paranoid_checks;

@@ -13,6 +13,10 @@
 
 #include <cstddef>
 
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
 KEYSCHEMA_BEGIN_NAMESPACE
 
 // The largest key plus value of one operation rocksdb_backend accepts: 2^31 - 1 bytes. RocksDB
@@ -44,7 +48,8 @@ enum class rocksdb_wal_recovery {
 
 struct rocksdb_options {
   // Create the directory (and any missing parent directory) and an empty database when `path`
-  // holds none. false: opening a path without a database fails (backend_error,
+  // holds none. Parent directories are only created when env is nullptr (the real file system).
+  // false: opening a path without a database fails (backend_error,
   // "rocksdb::DB::Open", 4 invalid argument).
   bool create_if_missing = true;
 
@@ -88,6 +93,16 @@ struct rocksdb_options {
   // make write() throw limit_error. Also what limits() reports as max_entry_bytes and
   // max_key_bytes. Values above rocksdb_max_entry_bytes are lowered to it.
   std::size_t max_entry_bytes = rocksdb_max_entry_bytes;
+
+  // The RocksDB environment (files, threads, clock), rocksdb::Options::env. nullptr:
+  // rocksdb::Env::Default(). Not owned. REQUIRES: a non-null env outlives the backend.
+  // RocksDB 7 reads and writes files through env->GetFileSystem(), not through the Env's own file
+  // methods: to intercept file I/O, wrap a rocksdb::FileSystem (rocksdb::FileSystemWrapper) and
+  // make an Env of it with rocksdb::NewCompositeEnv (<rocksdb/file_system.h>), as the power-loss
+  // simulation does (tests/unit/rocksdb_power_loss_env.hpp). When env is set, the backend neither
+  // creates parent directories nor probes `path` for another engine's database (the path may not
+  // be on the real file system).
+  ::rocksdb::Env* env = nullptr;
 };
 
 KEYSCHEMA_END_NAMESPACE
