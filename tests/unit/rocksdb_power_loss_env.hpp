@@ -33,6 +33,7 @@
 //                    entry is not durable, truncates the others to their synced size, forgets
 //                    them all (what is left counts as durable) and records again.
 //
+// fail_log_sync makes Sync() and Fsync() of write-ahead log files fail (an I/O error) while set.
 // Sync() and directory fsyncs record the state without calling fsync: the model, not the real
 // disk, decides what survives, and the test stays fast.
 // Not modelled: ReuseWritableFile (only with recycle_log_file_num, off in keyschema), random
@@ -72,6 +73,8 @@ class rocksdb_power_loss_env {
 
   // Write-ahead log files created so far ("<n>.log"): a change means RocksDB switched logs.
   std::atomic<int> logs_created{0};
+  // While set, Sync()/Fsync() of write-ahead log files ("<n>.log") fail with an IOError.
+  std::atomic<bool> fail_log_sync{false};
   // Directory fsyncs recorded so far (a figure of the test).
   std::atomic<int> directory_syncs{0};
   // Files deleted by restore_power() because their directory was not synced after they were created.
@@ -221,6 +224,7 @@ class rocksdb_power_loss_env {
 
    private:
     ::rocksdb::IOStatus sync(const ::rocksdb::IOOptions& o, ::rocksdb::IODebugContext* dbg) {
+      if (env_->fail_log_sync && is_log(name_)) return ::rocksdb::IOStatus::IOError(name_, "injected sync failure");
       ::rocksdb::IOStatus s = target()->Flush(o, dbg);  // to the operating system, no fsync
       if (s.ok() && env_->active_) env_->synced(name_);
       return s;

@@ -15,7 +15,9 @@
 // are printed at the end.
 #include <catch2/catch.hpp>
 
+#include <keyschema/error.hpp>
 #include <keyschema/rocksdb.hpp>
+#include <keyschema/write_batch.hpp>
 
 #include <support/temp_dir.hpp>
 
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string_view>
 
 using keyschema::rocksdb_backend;
 using keyschema::rocksdb_options;
@@ -96,4 +99,47 @@ TEST_CASE("rocksdb_power_loss_env: unsynced writes and files whose directory was
   env.restore_power();
   CHECK(env.unsynced_entries_dropped == dropped + 1);
   CHECK(!std::filesystem::exists(path / "probe.tmp"));
+}
+
+// RocksDB 7.8 syncs the logs it switched away from at the next synced write. When that sync
+// fails, the write fails, RocksDB refuses every later write, and the backend must not call
+// SyncWAL again: on a log writer that holds an I/O error it fails an assertion in Debian's
+// librocksdb and aborts the process (the destructor did, before the backend checked for it).
+TEST_CASE("rocksdb_backend: a log that cannot be synced fails the synced commit, and the backend closes",
+          "[rocksdb][power-loss]") {
+  keyschema::testing::temp_dir dir("rocksdb-power");
+  const auto path = dir.path() / "db";
+  rocksdb_power_loss_env env;
+  std::uint64_t i = 0;
+  {
+    rocksdb_backend db(path, options_for(env));
+    power_loss_commit(db, i++, true);
+    const int logs_before = env.logs_created;
+    env.fail_log_sync = true;
+    while (env.logs_created == logs_before) {  // unsynced commits until RocksDB switches logs
+      REQUIRE(i < 10000);
+      power_loss_commit(db, i++, false);
+    }
+    try {
+      power_loss_commit(db, i++, true);  // syncs the old log and the new one
+      FAIL("a synced commit returned though its log could not be synced");
+    } catch (const keyschema::backend_error& e) {
+      CHECK(e.native_call() == "rocksdb::DB::Write");
+      CHECK(std::string_view(e.what()).find("injected sync failure") != std::string_view::npos);
+    }
+    env.fail_log_sync = false;  // the disk works again, but the handle does not promise anything
+    CHECK_THROWS_AS(power_loss_commit(db, i++, true), keyschema::backend_error);
+    try {
+      db.write(keyschema::write_batch{}, keyschema::write_options{.sync = true});
+      FAIL("an empty synced batch returned after a failed log sync");
+    } catch (const keyschema::backend_error& e) {
+      CHECK(e.native_call() == "rocksdb::DB::SyncWAL");
+    }
+    env.cut_power();
+  }  // closing must not call SyncWAL on the failed log writer
+  env.restore_power();
+  rocksdb_backend db(path, options_for(env));
+  const std::uint64_t k = power_loss_present_prefix(db);
+  CHECK(k >= 1);  // the synced commit 0
+  CHECK(k <= i);
 }

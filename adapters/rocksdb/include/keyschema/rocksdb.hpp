@@ -51,6 +51,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -163,7 +164,9 @@ class rocksdb_backend {
   // Closes the database: syncs the write-ahead log (so writes made with sync = false become
   // durable too), waits for background work (rocksdb::DB::Close), then releases the files and
   // the LOCK. A failure of that sync or close cannot be reported: use an empty write_batch with
-  // sync = true before closing to see it.
+  // sync = true before closing to see it. After a failed write or a background error the log is
+  // not synced (RocksDB's log writer refuses every call after an I/O error, and Debian's
+  // librocksdb aborts the process on its assertion when SyncWAL meets such a writer).
   // REQUIRES: every snapshot and cursor of this backend has been destroyed.
   ~rocksdb_backend() = default;
 
@@ -196,7 +199,8 @@ class rocksdb_backend {
   //   backend_error, native_call "rocksdb::DB::Write" (or "rocksdb::DB::SyncWAL" for an empty
   //     synced batch), native_code 5 (IO error): the write-ahead log could not be written or
   //     synced (disk full, I/O error), or 2 (corruption) / 5 after a background flush or
-  //     compaction failed: RocksDB then refuses every further write with that error.
+  //     compaction failed: RocksDB then refuses every further write with that error, and an
+  //     empty synced batch fails too (native_call "rocksdb::DB::SyncWAL", without calling it).
   //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
   //     intact part of the log).
   //   std::bad_alloc.
@@ -375,6 +379,9 @@ class rocksdb_backend {
     std::size_t max_entry = rocksdb_max_entry_bytes;
     bool verify_checksums = true;
     std::unique_ptr<::rocksdb::DB> db;
+    // A write or log sync failed with anything but an invalid argument: the log writer may hold
+    // an I/O error, and a later SyncWAL would meet it (see wal_may_be_failed()).
+    std::atomic<bool> write_failed{false};
 
     state() = default;
     state(const state&) = delete;
@@ -382,8 +389,18 @@ class rocksdb_backend {
     ~state() {
       if (!db) return;
       // Best effort, see ~rocksdb_backend: errors cannot be reported from a destructor.
-      static_cast<void>(db->SyncWAL());
+      if (!wal_may_be_failed()) static_cast<void>(db->SyncWAL());
       static_cast<void>(db->Close());
+    }
+    // True after a failed write or log sync of this backend, or once RocksDB recorded a
+    // background error (rocksdb.background-errors, also a failed sync of closed logs before a
+    // flush): RocksDB 7.8's SyncWAL does not check its background error first and calls the log
+    // writer, which after an I/O error fails an assertion (built into Debian's librocksdb) instead
+    // of returning the error.
+    bool wal_may_be_failed() const noexcept {
+      if (write_failed.load(std::memory_order_relaxed)) return true;
+      std::uint64_t errors = 0;
+      return db->GetIntProperty("rocksdb.background-errors", &errors) && errors > 0;
     }
   };
 
@@ -421,8 +438,15 @@ class rocksdb_backend {
   }
 
   void sync_wal() {
+    if (s_->wal_may_be_failed()) {
+      throw backend_error("keyschema::rocksdb_backend: cannot sync the write-ahead log of '" + s_->path +
+                              "': an earlier write or a background job failed (RocksDB refuses writes from then "
+                              "on); destroy the backend and reopen the database",
+                          "rocksdb::DB::SyncWAL", static_cast<int>(::rocksdb::Status::kIOError));
+    }
     const ::rocksdb::Status st = s_->db->SyncWAL();
     if (!st.ok()) {
+      if (!st.IsInvalidArgument()) s_->write_failed.store(true, std::memory_order_relaxed);
       rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: syncing the write-ahead log of '" +
                                                   s_->path + "' failed",
                                           "rocksdb::DB::SyncWAL");
@@ -434,6 +458,7 @@ class rocksdb_backend {
     wo.sync = opts.sync;
     const ::rocksdb::Status st = s_->db->Write(wo, &wb);
     if (!st.ok()) {
+      if (!st.IsInvalidArgument()) s_->write_failed.store(true, std::memory_order_relaxed);
       rocksdb_detail::throw_rocksdb_error(st,
                                           "keyschema::rocksdb_backend: writing " + std::to_string(ops) +
                                               " operations to '" + s_->path + "' failed, nothing was applied",
