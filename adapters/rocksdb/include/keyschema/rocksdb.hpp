@@ -192,7 +192,8 @@ class rocksdb_backend {
   // away from); an empty batch with opts.sync only forces earlier unsynced writes to stable
   // storage (rocksdb::DB::SyncWAL), and an empty batch without it does nothing.
   // May be called concurrently (RocksDB queues writers and may commit them as one group).
-  // Errors (nothing of batch was applied in each case):
+  // Errors (nothing of batch is visible through this backend in each case; after an I/O error
+  // see below for what a reopen may recover):
   //   limit_error: an operation's key plus value is larger than limits().max_entry_bytes
   //     (rocksdb_options::max_entry_bytes), or the batch has 2^32 operations or more.
   //     Remedy: split the value, or raise max_entry_bytes up to rocksdb_max_entry_bytes.
@@ -202,7 +203,9 @@ class rocksdb_backend {
   //     compaction failed: RocksDB then refuses every further write with that error, and an
   //     empty synced batch fails too (native_call "rocksdb::DB::SyncWAL", without calling it).
   //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
-  //     intact part of the log).
+  //     intact part of the log). The outcome of the failed batch itself is unknown: when its log
+  //     record reached the file before the failure (a failed sync), the reopened database may
+  //     hold it (tests/unit/rocksdb_power_loss_test.cpp shows both outcomes).
   //   std::bad_alloc.
   void write(const write_batch& batch, const write_options& opts) {
     if (batch.empty()) {
@@ -459,9 +462,14 @@ class rocksdb_backend {
     const ::rocksdb::Status st = s_->db->Write(wo, &wb);
     if (!st.ok()) {
       if (!st.IsInvalidArgument()) s_->write_failed.store(true, std::memory_order_relaxed);
+      // After an I/O error the record may be in the log file (a failed sync), so a reopen can
+      // recover the batch; other failures happen before RocksDB writes anything.
+      const char* outcome = st.IsIOError() ? "; not applied to this handle, but a reopen may recover it if its "
+                                             "write-ahead log record reached the file before the failure"
+                                           : ", nothing was applied";
       rocksdb_detail::throw_rocksdb_error(st,
                                           "keyschema::rocksdb_backend: writing " + std::to_string(ops) +
-                                              " operations to '" + s_->path + "' failed, nothing was applied",
+                                              " operations to '" + s_->path + "' failed" + outcome,
                                           "rocksdb::DB::Write");
     }
   }
