@@ -161,15 +161,18 @@ TEST_CASE("compact runs after the last repetition of a write workload only, and 
   CHECK(cmp::to_json(r.machine(), r.results()).find("\"disk_bytes_compacted\":777") != std::string::npos);
 
   r.run_reads("reads", [&](auto& db, cmp::probe& p) {
+    db.template put<kv>({1}, std::string("v"), p.write());
     auto* cur = &db;
     p.op([&] { cur = &p.reopen(*cur); });
-    CHECK(cur != &db);
-    cur->template put<kv>({2}, std::string("w"), p.write());  // the new store is usable
+    CHECK(!cur->template get<kv>({1}));  // the store b.reopen made (an empty memory store)
+    cur->template put<kv>({2}, std::string("w"), p.write());  // is usable
+    CHECK(cur->template get<kv>({2}) == std::optional<std::string>("w"));
+    cur = &p.reopen(*cur);  // and may be reopened again
     ks::store<schema, ks::memory_backend> other;
     CHECK_THROWS_AS(p.reopen(other), std::logic_error);   // not the run's store
   }, b);
   CHECK(compactions == 1);  // not after a read workload
-  CHECK(reopens == 3);      // warm-up and 2 repetitions
+  CHECK(reopens == 6);      // twice in the warm-up and in each of 2 repetitions
   CHECK(r.results().back().disk_bytes_compacted == 0);
 }
 
