@@ -159,13 +159,13 @@ using kv = ks::keyspace<"kv", ks::bytes, ks::lit<"KV">, ks::field<"k", ks::bytes
 using table = ks::schema<kv>;
 
 struct sizes {
-  std::uint64_t messages = 4000;    // broker: messages published / preloaded per run
+  std::uint64_t messages = 3000;    // broker: messages published / preloaded per run
   std::uint64_t variant_messages = 2000;  // publish over 1, 100 and 10,000 queues
   std::uint64_t queues = 10;
-  std::uint64_t entries = 20000;    // standard table: entries loaded
-  std::uint64_t single_writes = 200;  // individual writes (one commit each)
+  std::uint64_t entries = 15000;    // standard table: entries loaded
+  std::uint64_t single_writes = 100;  // individual writes (one commit each)
   std::uint64_t batches = 50;       // batch writes: batches of 100
-  std::uint64_t reads = 20000;      // random reads
+  std::uint64_t reads = 15000;      // random reads
   std::uint64_t range_reads = 5000; // random range reads of 10 entries
   std::uint64_t removals = 5000;    // removals, in batches of 100
   std::uint64_t lookups = 500;      // first-message lookups on a drained queue
@@ -213,9 +213,10 @@ std::string queue_name(std::uint64_t q) { return "queue-" + std::to_string(q); }
 // Publishes `n` messages round-robin over `queues` queues, 100 per committed batch (fewer when
 // the backend's writes take fewer operations: 3 per message and one count per queue touched).
 template <class Store>
-void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p) {
+void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p,
+             const std::string& workload = "publish") {
   std::map<std::string, std::int64_t> counts;
-  const std::uint64_t per = fit_batch(db, p != nullptr ? "publish" : "publish (preparation, not timed)", 100, 3, 1300,
+  const std::uint64_t per = fit_batch(db, p != nullptr ? workload.c_str() : "publish (preparation, not timed)", 100, 3, 1300,
                                       [&](std::size_t k) { return std::min<std::size_t>(k, queues); });
   for (std::uint64_t first = 0; first < n; first += per) {
     const std::uint64_t last = std::min(n, first + per);
@@ -237,8 +238,8 @@ void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options
   }
 }
 
-auto publish_workload(std::uint64_t messages, std::uint64_t queues) {
-  return [messages, queues](auto& db, cmp::probe& p) { publish(db, messages, queues, p.write(), &p); };
+auto publish_workload(std::string name, std::uint64_t messages, std::uint64_t queues) {
+  return [name, messages, queues](auto& db, cmp::probe& p) { publish(db, messages, queues, p.write(), &p, name); };
 }
 
 // 64 KiB bodies stored as chunks of 16 KiB (put_chunked: a header and 4 chunks under one
@@ -415,9 +416,12 @@ auto xa_workload(const sizes& sz, bool commit) {
 auto expiry_workload(const sizes& sz) {
   return [sz](auto& db, cmp::probe& p) {
     std::uint64_t due = 0;
-    for (std::uint64_t first = 0; first < sz.messages; first += 100) {
+    // A put and its index entry per message.
+    const std::uint64_t per = fit_batch(db, "expiry (preparation, not timed)", 100, 2, 200,
+                                        [](std::size_t) { return std::size_t{0}; });
+    for (std::uint64_t first = 0; first < sz.messages; first += per) {
       auto b = db.batch();
-      for (std::uint64_t id = first; id < std::min(sz.messages, first + 100); ++id) {
+      for (std::uint64_t id = first; id < std::min(sz.messages, first + per); ++id) {
         std::string v(metadata.view());
         const std::uint64_t at = id % 5 == 0 ? 1000 + id : 0;  // 20 % with an expiry
         due += at != 0;
@@ -449,9 +453,11 @@ auto reopen_workload(const sizes& sz) {
 // (group_by destination) or by one scan per topic; one operation = the whole pass.
 template <class Store>
 void preload_topics(Store& db, const sizes& sz) {
-  for (std::uint64_t first = 0; first < sz.topics; first += 500) {
+  const std::uint64_t per = fit_batch(db, "recovery (preparation, not timed)", 500, 2, 200,
+                                      [](std::size_t) { return std::size_t{0}; });
+  for (std::uint64_t first = 0; first < sz.topics; first += per) {
     auto b = db.batch();
-    for (std::uint64_t t = first; t < std::min(sz.topics, first + 500); ++t)
+    for (std::uint64_t t = first; t < std::min(sz.topics, first + per); ++t)
       for (std::uint64_t m = 0; m < 2; ++m) b.template put<message_metadata>({"topic-" + std::to_string(t), m}, metadata);
     b.commit({.sync = false});
   }
@@ -1259,10 +1265,10 @@ int main(int argc, char** argv) {
           publish_native(*db, messages, queues, chunk_size, p);
         });
     };
-    publish_variant("publish", publish_workload(sz.messages, sz.queues), sz.messages, sz.queues, 0);
+    publish_variant("publish", publish_workload("publish", sz.messages, sz.queues), sz.messages, sz.queues, 0);
     for (const std::uint64_t queues : {1, 100, 10000}) {
       const std::string name = "publish_" + std::to_string(queues) + (queues == 1 ? "_queue" : "_queues");
-      publish_variant(name, publish_workload(sz.variant_messages, queues), sz.variant_messages, queues, 0);
+      publish_variant(name, publish_workload(name, sz.variant_messages, queues), sz.variant_messages, queues, 0);
     }
     publish_variant("publish_64k", publish_64k_workload(sz), sz.chunked, sz.queues, chunk_16k);
     bb.run_reads(br, "browse", browse_workload(sz));
