@@ -125,6 +125,9 @@ void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const
   detail::pending_map& pending = detail::store_access::pending(tx);
   const detail::pending_deltas& deltas = detail::store_access::pending_deltas(tx);
   write_batch ops;
+  std::size_t pending_bytes = 0;
+  for (const auto& [k, v] : pending) pending_bytes += k.size() + (v ? v->size() : 0);
+  ops.reserve(pending.size(), pending_bytes);
   std::vector<detail::prepared_add> adds;
   std::size_t add_bytes = 0;
   for (const auto& [k, v] : pending) {

@@ -474,12 +474,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   void commit(const write_options& opts = {}) {
     require_open();
     write_batch b;
-    for (const auto& [k, v] : pending_) {
-      if (v)
-        b.put(k, *v);
-      else
-        b.erase(k);
-    }
+    detail::overlay_to_batch(pending_, b);
     store_->check_batch(b);  // a limit: nothing written, the transaction stays open
     if constexpr (native_) {
       try {

@@ -77,6 +77,13 @@ class write_batch {
   // Bytes of keys and values held.
   std::size_t byte_size() const noexcept { return buf_.size(); }
 
+  // Makes room for `ops` operations of `bytes` key and value bytes in all, so that appending them
+  // does not reallocate (and copy what the batch holds) as it grows.
+  void reserve(std::size_t ops, std::size_t bytes) {
+    ops_.reserve(ops);
+    buf_.reserve(bytes);
+  }
+
   // Removes every operation; keeps the allocated capacity for reuse.
   void clear() noexcept {
     buf_.clear();

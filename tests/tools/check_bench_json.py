@@ -6,7 +6,9 @@ usage: check_bench_json.py <keyschema-bench> <work dir> <backend>...
 Fails (exit 1, saying why) unless the program exits 0, the JSON parses, has "machine" and
 "runs", every run has the documented fields with sane values, every listed backend appears, and
 the durable backends appear at sync on and off with a native ratio for the LevelDB and LMDB
-write and read workloads.
+write and read workloads, every broker variant (queue counts, 64 KiB chunked bodies, drained
+lookup after compaction, XA, reopen, grouped recovery, expiry) has a row for every durable backend,
+and the write workloads of the file backends carry a disk size after compaction.
 """
 import json
 import os
@@ -30,7 +32,8 @@ with open(js) as f:
 errors = []
 if "machine" not in doc or "runs" not in doc:
     errors.append("JSON lacks machine or runs")
-fields = ["backend", "sync", "workload", "ops_per_s", "p50_us", "p99_us", "native_ops_per_s", "disk_bytes"]
+fields = ["backend", "sync", "workload", "ops_per_s", "p50_us", "p99_us", "native_ops_per_s", "disk_bytes",
+          "disk_bytes_compacted"]
 runs = doc.get("runs", [])
 for r in runs:
     for k in fields:
@@ -49,6 +52,21 @@ for b in ("leveldb", "lmdb"):
         for w in ("publish", "bulk_load", "random_reads"):
             if not any(r["backend"] == b and r["workload"] == w and r["native_ops_per_s"] > 0 for r in runs):
                 errors.append(f"{b} {w} has no native figure")
+variants = ["publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k", "drained_lookup",
+            "drained_lookup_compacted", "xa_commit", "xa_rollback", "reopen", "recovery_grouped",
+            "recovery_per_topic", "expiry"]
+for b in backends:
+    if b == "memory":
+        continue
+    for w in variants:
+        if not any(r["backend"] == b and r["workload"] == w for r in runs):
+            errors.append(f"{b} has no {w} row")
+    for w in ("publish_1_queue", "publish_10000_queues", "publish_64k"):
+        if not any(r["backend"] == b and r["workload"] == w and r["native_ops_per_s"] > 0 for r in runs):
+            errors.append(f"{b} {w} has no native figure")
+    writes = [r for r in runs if r["backend"] == b and r["workload"] == "publish"]
+    if not writes or any(r["disk_bytes_compacted"] <= 0 for r in writes):
+        errors.append(f"{b} publish has no disk size after compaction")
 if doc.get("machine", {}).get("fsync_per_s", 0) <= 0:
     errors.append("machine.fsync_per_s not measured")
 with open(svg) as f:

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <cmath>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -136,6 +138,42 @@ TEST_CASE("an always-durable backend runs at sync on only, and measure_disk give
   CHECK(r.results()[0].durable);
   CHECK(r.results()[0].disk_bytes == 12345);
   CHECK(dirs.size() == 1);
+}
+
+TEST_CASE("compact runs after the last repetition of a write workload only, and reopen hands out the reopened store") {
+  const char* argv[] = {"t", "--repetitions", "2", "--warmup", "1", "--no-progress"};
+  cmp::runner<schema> r(6, argv);
+  cmp::backend<schema, ks::memory_backend> b{"memory"};
+  int compactions = 0, reopens = 0;
+  b.compact = [&](auto& db, const std::filesystem::path&) {
+    ++compactions;
+    CHECK(db.template get<kv>({1}) == std::optional<std::string>("v"));
+    return std::uint64_t{777};
+  };
+  b.reopen = [&](const std::filesystem::path&) {
+    ++reopens;
+    return std::make_unique<ks::store<schema, ks::memory_backend>>();
+  };
+  r.run("writes", [&](auto& db, cmp::probe& p) { p.op([&] { db.template put<kv>({1}, std::string("v"), p.write()); }); }, b);
+  CHECK(compactions == 1);
+  REQUIRE(r.results().size() == 1);
+  CHECK(r.results()[0].disk_bytes_compacted == 777);
+  CHECK(cmp::to_json(r.machine(), r.results()).find("\"disk_bytes_compacted\":777") != std::string::npos);
+
+  r.run_reads("reads", [&](auto& db, cmp::probe& p) {
+    db.template put<kv>({1}, std::string("v"), p.write());
+    auto* cur = &db;
+    p.op([&] { cur = &p.reopen(*cur); });
+    CHECK(!cur->template get<kv>({1}));  // the store b.reopen made (an empty memory store)
+    cur->template put<kv>({2}, std::string("w"), p.write());  // is usable
+    CHECK(cur->template get<kv>({2}) == std::optional<std::string>("w"));
+    cur = &p.reopen(*cur);  // and may be reopened again
+    ks::store<schema, ks::memory_backend> other;
+    CHECK_THROWS_AS(p.reopen(other), std::logic_error);   // not the run's store
+  }, b);
+  CHECK(compactions == 1);  // not after a read workload
+  CHECK(reopens == 6);      // twice in the warm-up and in each of 2 repetitions
+  CHECK(r.results().back().disk_bytes_compacted == 0);
 }
 
 TEST_CASE("bad options name the option") {

@@ -35,6 +35,33 @@
 #define KEYSCHEMA_BENCH_ETCD_SCRIPT "scripts/etcd-cluster.sh"
 #endif
 
+// KEYSCHEMA_BENCH_IF_<DB>(x): ", x" when that backend is built in.
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+#define KEYSCHEMA_BENCH_IF_LEVELDB(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_LEVELDB(x)
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+#define KEYSCHEMA_BENCH_IF_LMDB(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_LMDB(x)
+#endif
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+#define KEYSCHEMA_BENCH_IF_ROCKSDB(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_ROCKSDB(x)
+#endif
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+#define KEYSCHEMA_BENCH_IF_SQLITE(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_SQLITE(x)
+#endif
+#if KEYSCHEMA_BENCH_WITH_ETCD
+#define KEYSCHEMA_BENCH_IF_ETCD(x) , x
+#else
+#define KEYSCHEMA_BENCH_IF_ETCD(x)
+#endif
+
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
 #include <keyschema/leveldb.hpp>
 #include <leveldb/cache.h>
@@ -81,6 +108,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -107,23 +135,48 @@ using message_count = ks::keyspace<"message_count", std::int64_t, ks::lit<"MESSA
     ks::field<"destination", std::string>>;
 using broker = ks::schema<message_content, message_metadata, message_index, message_count>;
 
+// The expiry workload: metadata whose first 8 bytes are the expiry time (milliseconds since the
+// epoch, big-endian; 0: no expiry), and the index the store maintains from it.
+using expiring_metadata = ks::keyspace<"expiring_metadata", ks::bytes, ks::lit<"DESTINATION">,
+    ks::field<"destination", std::string>, ks::lit<"MESSAGE_METADATA">, ks::field<"message_id", std::uint64_t>>;
+struct by_expiry {
+  std::optional<std::tuple<std::int64_t, std::string, std::uint64_t>> operator()(
+      const expiring_metadata::key_type& k, const ks::bytes& v) const {
+    const std::string_view b = v.view();
+    if (b.size() < 8) return std::nullopt;
+    std::uint64_t at = 0;
+    for (int i = 0; i < 8; ++i) at = at << 8 | static_cast<unsigned char>(b[static_cast<std::size_t>(i)]);
+    if (at == 0) return std::nullopt;
+    return std::tuple{static_cast<std::int64_t>(at), std::get<0>(k), std::get<1>(k)};
+  }
+};
+using expiry_index = ks::keyspace<"expiry_index", ks::index_of<expiring_metadata, by_expiry>, ks::lit<"EXPIRY">,
+    ks::field<"at", std::int64_t>, ks::field<"destination", std::string>, ks::field<"message_id", std::uint64_t>>;
+using expiry_schema = ks::schema<expiring_metadata, expiry_index>;
+
 // The standard table: 24-byte keys, 150-byte values.
 using kv = ks::keyspace<"kv", ks::bytes, ks::lit<"KV">, ks::field<"k", ks::bytes>>;
 using table = ks::schema<kv>;
 
 struct sizes {
-  std::uint64_t messages = 4000;    // broker: messages published / preloaded per run
+  std::uint64_t messages = 3000;    // broker: messages published / preloaded per run
+  std::uint64_t variant_messages = 2000;  // publish over 1, 100 and 10,000 queues
   std::uint64_t queues = 10;
-  std::uint64_t entries = 20000;    // standard table: entries loaded
-  std::uint64_t single_writes = 300;  // individual writes (one commit each)
+  std::uint64_t entries = 15000;    // standard table: entries loaded
+  std::uint64_t single_writes = 100;  // individual writes (one commit each)
   std::uint64_t batches = 50;       // batch writes: batches of 100
-  std::uint64_t reads = 20000;      // random reads
+  std::uint64_t reads = 15000;      // random reads
   std::uint64_t range_reads = 5000; // random range reads of 10 entries
   std::uint64_t removals = 5000;    // removals, in batches of 100
   std::uint64_t lookups = 500;      // first-message lookups on a drained queue
+  std::uint64_t chunked = 100;      // publish_64k: messages of 64 KiB
+  std::uint64_t xa = 30;            // XA transactions (10 enqueues + 10 dequeues each)
+  std::uint64_t topics = 10000;     // recovery: topics, 2 messages each
+  std::uint64_t reopens = 5;        // reopens per repetition
 
   void scale(double f) {
-    for (std::uint64_t* v : {&messages, &entries, &single_writes, &batches, &reads, &range_reads, &removals, &lookups})
+    for (std::uint64_t* v : {&messages, &variant_messages, &entries, &single_writes, &batches, &reads, &range_reads, &removals, &lookups,
+                             &chunked, &xa, &topics})
       *v = std::max<std::uint64_t>(10, static_cast<std::uint64_t>(static_cast<double>(*v) * f));
   }
 };
@@ -160,9 +213,10 @@ std::string queue_name(std::uint64_t q) { return "queue-" + std::to_string(q); }
 // Publishes `n` messages round-robin over `queues` queues, 100 per committed batch (fewer when
 // the backend's writes take fewer operations: 3 per message and one count per queue touched).
 template <class Store>
-void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p) {
+void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p,
+             const std::string& workload = "publish") {
   std::map<std::string, std::int64_t> counts;
-  const std::uint64_t per = fit_batch(db, p != nullptr ? "publish" : "publish (preparation, not timed)", 100, 3, 1300,
+  const std::uint64_t per = fit_batch(db, p != nullptr ? workload.c_str() : "publish (preparation, not timed)", 100, 3, 1300,
                                       [&](std::size_t k) { return std::min<std::size_t>(k, queues); });
   for (std::uint64_t first = 0; first < n; first += per) {
     const std::uint64_t last = std::min(n, first + per);
@@ -184,8 +238,36 @@ void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options
   }
 }
 
-auto publish_workload(const sizes& sz) {
-  return [sz](auto& db, cmp::probe& p) { publish(db, sz.messages, sz.queues, p.write(), &p); };
+auto publish_workload(std::string name, std::uint64_t messages, std::uint64_t queues) {
+  return [name, messages, queues](auto& db, cmp::probe& p) { publish(db, messages, queues, p.write(), &p, name); };
+}
+
+// 64 KiB bodies stored as chunks of 16 KiB (put_chunked: a header and 4 chunks under one
+// message), with metadata, index entry and count, 100 messages per transaction.
+const std::string body_64k(64 * 1024, 'b');
+constexpr std::size_t chunk_16k = 16 * 1024;
+auto publish_64k_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    std::map<std::string, std::int64_t> counts;
+    const std::uint64_t per = fit_batch(db, "publish_64k", 100, 8, body_64k.size() + 200,
+                                        [&](std::size_t k) { return std::min<std::size_t>(k, sz.queues); });
+    for (std::uint64_t first = 0; first < sz.chunked; first += per) {
+      const std::uint64_t last = std::min(sz.chunked, first + per);
+      p.op([&] {
+        auto tx = db.transaction();
+        std::map<std::string, std::int64_t> touched;
+        for (std::uint64_t id = first; id < last; ++id) {
+          const std::string q = queue_name(id % sz.queues);
+          ks::put_chunked<message_content>(tx, {id}, body_64k, chunk_16k);
+          tx.template put<message_metadata>({q, id}, metadata);
+          tx.template put<message_index>({id}, q);
+          touched[q] = ++counts[q];
+        }
+        for (const auto& [q, c] : touched) tx.template put<message_count>({q}, c);
+        tx.commit(p.write());
+      }, last - first);
+    }
+  };
 }
 
 auto browse_workload(const sizes& sz) {
@@ -272,6 +354,136 @@ auto drained_lookup_workload(const sizes& sz) {
           throw std::runtime_error("drained queue still has message " + std::to_string(m.template get<"message_id">()));
       });
     }
+  };
+}
+
+// Compacts the whole store where the engine has a compaction (LevelDB, RocksDB).
+template <class Store>
+void compact_all(Store& db) {
+  if constexpr (ks::backend_with_compact_range<typename Store::backend_type>) db.backend().compact_range(ks::key_range{});
+}
+
+// drained_lookup after the engine's compaction of the drained range.
+auto drained_lookup_compacted_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    publish(db, sz.messages, 1, {.sync = false}, nullptr);
+    drain_queue0(db, p.write());
+    compact_all(db);
+    for (std::uint64_t i = 0; i < sz.lookups; ++i) {
+      p.op([&] {
+        for (const auto& m : db.template scan<message_metadata>(queue_name(0)).limit(1))
+          throw std::runtime_error("drained queue still has message " + std::to_string(m.template get<"message_id">()));
+      });
+    }
+  };
+}
+
+// XA: a branch enqueues 10 messages (content, metadata, index) and dequeues 10 published ones on
+// queue 0, updating the count; prepared under its xid (durable, nothing applied), then committed
+// or rolled back. One operation = prepare + commit_prepared (or rollback_prepared).
+auto xa_workload(const sizes& sz, bool commit) {
+  return [sz, commit](auto& db, cmp::probe& p) {
+    publish(db, sz.xa * 10, 1, {.sync = false}, nullptr);
+    const std::string q = queue_name(0);
+    std::uint64_t next_id = sz.xa * 10, dequeued = 0;
+    for (std::uint64_t t = 0; t < sz.xa; ++t) {
+      p.op([&] {
+        auto tx = db.transaction();
+        for (int i = 0; i < 10; ++i, ++next_id) {
+          tx.template put<message_content>({next_id, 0u}, content_1k);
+          tx.template put<message_metadata>({q, next_id}, metadata);
+          tx.template put<message_index>({next_id}, q);
+        }
+        for (int i = 0; i < 10; ++i, ++dequeued) {
+          tx.template erase<message_content>({dequeued, 0u});
+          tx.template erase<message_metadata>({q, dequeued});
+          tx.template erase<message_index>({dequeued});
+        }
+        tx.template put<message_count>({q}, tx.template get<message_count>({q}).value_or(0));
+        const std::string xid = "xid-" + std::to_string(t);
+        ks::prepare(tx, xid, p.write());
+        const bool done = commit ? ks::commit_prepared(db, xid, p.write()) : ks::rollback_prepared(db, xid, p.write());
+        if (!done) throw std::runtime_error("xa: " + xid + " was not prepared");
+      });
+      if (!commit) dequeued -= 10;  // rolled back: the same messages are still there
+    }
+    if (commit != !db.template contains<message_metadata>({q, 0})) throw std::runtime_error("xa: outcome not applied");
+  };
+}
+
+// Expiry: `messages` over 10 queues, 20 % with a TTL (already due when swept), the others without;
+// one sweep (ks::sweep over the declared expiry index, batches of 100) erases the due ones.
+auto expiry_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    std::uint64_t due = 0;
+    // A put and its index entry per message.
+    const std::uint64_t per = fit_batch(db, "expiry (preparation, not timed)", 100, 2, 200,
+                                        [](std::size_t) { return std::size_t{0}; });
+    for (std::uint64_t first = 0; first < sz.messages; first += per) {
+      auto b = db.batch();
+      for (std::uint64_t id = first; id < std::min(sz.messages, first + per); ++id) {
+        std::string v(metadata.view());
+        const std::uint64_t at = id % 5 == 0 ? 1000 + id : 0;  // 20 % with an expiry
+        due += at != 0;
+        for (int i = 0; i < 8; ++i) v[static_cast<std::size_t>(i)] = static_cast<char>(at >> (56 - 8 * i));
+        b.template put<expiring_metadata>({queue_name(id % sz.queues), id}, ks::bytes(std::move(v)));
+      }
+      b.commit({.sync = false});
+    }
+    p.op([&] {
+      const std::size_t n = ks::sweep<expiry_index>(db, std::int64_t{1} << 62, 100, [](const auto&, const auto&) {},
+                                                    p.write());
+      if (n != due) throw std::runtime_error("expiry: swept " + std::to_string(n) + " of " + std::to_string(due));
+      return n;
+    });
+  };
+}
+
+// Recovery: reopening a store of `messages` published messages (the time of one reopen).
+auto reopen_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    publish(db, sz.messages, sz.queues, {}, nullptr);
+    auto* cur = &db;
+    for (std::uint64_t i = 0; i < sz.reopens; ++i) p.op([&] { cur = &p.reopen(*cur); });
+    if (!cur->template get<message_count>({queue_name(0)})) throw std::runtime_error("reopen: count missing");
+  };
+}
+
+// Recovery of per-topic state: `topics` topics of 2 messages each, read back by one grouped scan
+// (group_by destination) or by one scan per topic; one operation = the whole pass.
+template <class Store>
+void preload_topics(Store& db, const sizes& sz) {
+  const std::uint64_t per = fit_batch(db, "recovery (preparation, not timed)", 500, 2, 200,
+                                      [](std::size_t) { return std::size_t{0}; });
+  for (std::uint64_t first = 0; first < sz.topics; first += per) {
+    auto b = db.batch();
+    for (std::uint64_t t = first; t < std::min(sz.topics, first + per); ++t)
+      for (std::uint64_t m = 0; m < 2; ++m) b.template put<message_metadata>({"topic-" + std::to_string(t), m}, metadata);
+    b.commit({.sync = false});
+  }
+}
+auto recovery_workload(const sizes& sz, bool grouped) {
+  return [sz, grouped](auto& db, cmp::probe& p) {
+    preload_topics(db, sz);
+    std::vector<std::string> names;
+    for (std::uint64_t t = 0; t < sz.topics; ++t) names.push_back("topic-" + std::to_string(t));
+    std::sort(names.begin(), names.end());
+    p.op([&] {
+      std::uint64_t entries = 0, topics = 0;
+      if (grouped) {
+        for (auto&& g : db.template scan<message_metadata>().template group_by<"destination">()) {
+          ++topics;
+          for (const auto& e : g) entries += e.value.size() != 0;
+        }
+      } else {
+        for (const std::string& n : names) {
+          ++topics;
+          for (const auto& e : db.template scan<message_metadata>(n)) entries += e.value.size() != 0;
+        }
+      }
+      if (topics != sz.topics || entries != 2 * sz.topics) throw std::runtime_error("recovery: wrong count");
+      return entries;
+    });
   };
 }
 
@@ -656,18 +868,24 @@ std::string be(std::uint64_t v, int bytes) {
   return out;
 }
 
-void publish_native(native_kv& db, const sizes& sz, cmp::probe& p) {
+// chunk_size 0: one 1 KiB content value per message; otherwise 64 KiB bodies in chunks of
+// chunk_size (the chunks only: no header, no erase of a previous value).
+void publish_native(native_kv& db, std::uint64_t messages, std::uint64_t queues, std::size_t chunk_size,
+                    cmp::probe& p) {
   std::map<std::string, std::int64_t> counts;
   const std::string content(1024, 'c'), meta(64, 'm');
   std::vector<std::pair<std::string, std::string>> kvs;
-  for (std::uint64_t first = 0; first < sz.messages; first += 100) {
-    const std::uint64_t last = std::min(sz.messages, first + 100);
+  for (std::uint64_t first = 0; first < messages; first += 100) {
+    const std::uint64_t last = std::min(messages, first + 100);
     p.op([&] {
       kvs.clear();
       std::map<std::string, std::int64_t> touched;
       for (std::uint64_t id = first; id < last; ++id) {
-        const std::string q = queue_name(id % sz.queues);
-        kvs.emplace_back("M" + be(id, 8) + be(0, 4), content);
+        const std::string q = queue_name(id % queues);
+        if (chunk_size == 0) kvs.emplace_back("M" + be(id, 8) + be(0, 4), content);
+        else
+          for (std::size_t off = 0, c = 1; off < body_64k.size(); off += chunk_size, ++c)
+            kvs.emplace_back("M" + be(id, 8) + be(c, 4), body_64k.substr(off, chunk_size));
         kvs.emplace_back("D" + q + std::string(1, '\0') + be(id, 8), meta);
         kvs.emplace_back("I" + be(id, 8), q);
         touched[q] = ++counts[q];
@@ -830,15 +1048,99 @@ cmp::backend<Schema, ks::etcd_backend> etcd_bench_backend(etcd_target& t) {
     return std::make_unique<ks::store<Schema, ks::etcd_backend>>(t.options());
   };
   b.measure_disk = [&t](const fs::path&) { return t.grown(); };
+  b.reopen = [&t](const fs::path&) { return std::make_unique<ks::store<Schema, ks::etcd_backend>>(t.options()); };
   return b;
 }
 #endif
 
+// The backends of one schema that the program runs, each with its settings: the engine's
+// compaction for the disk size after compaction (LevelDB and RocksDB: compact_range, the
+// harness's default; SQLite: VACUUM and a truncating WAL checkpoint; LMDB, which cannot shrink
+// its file in place: the size of a compacted copy, mdb_env_copy2 with MDB_CP_COMPACT).
+template <class Schema>
+struct bench_backends {
+  cmp::backend<Schema, ks::memory_backend> memory{"memory"};
+#if KEYSCHEMA_BENCH_WITH_LEVELDB
+  cmp::backend<Schema, ks::leveldb_backend> leveldb{"leveldb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+  cmp::backend<Schema, ks::lmdb_backend> lmdb{"lmdb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+  cmp::backend<Schema, ks::rocksdb_backend> rocksdb{"rocksdb"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+  cmp::backend<Schema, ks::sqlite_backend> sqlite{"sqlite"};
+#endif
+#if KEYSCHEMA_BENCH_WITH_ETCD
+  cmp::backend<Schema, ks::etcd_backend> etcd;
+  explicit bench_backends(etcd_target& t) : etcd(etcd_bench_backend<Schema>(t)) { init(); }
+#else
+  bench_backends() { init(); }
+#endif
+
+  // Calls f(backend...) with every backend above.
+  template <class F>
+  void apply(F&& f) const {
+    std::apply([&](const auto&... b) { f(b...); },
+               std::tuple_cat(std::tie(memory) KEYSCHEMA_BENCH_IF_LEVELDB(std::tie(leveldb))
+                                  KEYSCHEMA_BENCH_IF_LMDB(std::tie(lmdb)) KEYSCHEMA_BENCH_IF_ROCKSDB(std::tie(rocksdb))
+                                      KEYSCHEMA_BENCH_IF_SQLITE(std::tie(sqlite)) KEYSCHEMA_BENCH_IF_ETCD(std::tie(etcd))));
+  }
+  // r.run(name, work, every backend), or only those that keep data on disk.
+  template <class Work>
+  void run(cmp::runner<Schema>& r, const std::string& name, Work work, bool durable_only = false) const {
+    apply([&](const auto&... b) {
+      if (!durable_only) r.run(name, work, b...);
+      else ([&] { if (b.durable) r.run(name, work, b); }(), ...);
+    });
+  }
+  template <class Work>
+  void run_reads(cmp::runner<Schema>& r, const std::string& name, Work work, bool durable_only = false) const {
+    apply([&](const auto&... b) {
+      if (!durable_only) r.run_reads(name, work, b...);
+      else ([&] { if (b.durable) r.run_reads(name, work, b); }(), ...);
+    });
+  }
+
+ private:
+  void init() {
+#if KEYSCHEMA_BENCH_WITH_SQLITE
+    sqlite.compact = [](auto& db, const fs::path& dir) {
+      for (const char* sql : {"VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"}) {
+        char* err = nullptr;
+        if (::sqlite3_exec(db.backend().native(), sql, nullptr, nullptr, &err) != SQLITE_OK) {
+          const std::string what = std::string("sqlite3_exec ") + sql + ": " + (err != nullptr ? err : "?");
+          ::sqlite3_free(err);
+          throw std::runtime_error(what);
+        }
+      }
+      return cmp::disk_bytes(dir);
+    };
+#endif
+#if KEYSCHEMA_BENCH_WITH_LMDB
+    lmdb.compact = [](auto& db, const fs::path& dir) {
+      const fs::path copy = dir.parent_path() / (dir.filename().string() + "-compacted");
+      fs::remove_all(copy);
+      fs::create_directories(copy);
+      if (const int rc = ::mdb_env_copy2(db.backend().native(), copy.c_str(), MDB_CP_COMPACT); rc != 0)
+        throw std::runtime_error(std::string("mdb_env_copy2 ") + copy.string() + ": " + ::mdb_strerror(rc));
+      const std::uint64_t bytes = cmp::disk_bytes(copy);
+      fs::remove_all(copy);
+      return bytes;
+    };
+#endif
+  }
+};
+
 void usage() {
   std::puts(
       "usage: keyschema-bench [--quick | --full | --scale F] [--backends memory,leveldb,lmdb,rocksdb,sqlite,etcd]\n"
-      "         [--workloads publish,browse,consume,drain,drained_lookup,bulk_load,individual_writes,\n"
-      "                      batch_writes,random_reads,random_reads_2_threads,random_range_reads,removals]\n"
+      "         [--workloads publish,publish_1_queue,publish_100_queues,publish_10000_queues,publish_64k,\n"
+      "                      browse,consume,drain,drained_lookup,drained_lookup_compacted,xa_commit,\n"
+      "                      xa_rollback,reopen,recovery_grouped,recovery_per_topic,expiry,bulk_load,\n"
+      "                      individual_writes,batch_writes,random_reads,random_reads_2_threads,\n"
+      "                      random_range_reads,removals]\n"
       "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
       "         [--json PATH] [--svg PATH] [--no-progress]\n"
       "         [--etcd-endpoints URL,... | --etcd-script PATH] [--etcd-port N] [--etcd-limits]\n"
@@ -930,50 +1232,14 @@ int main(int argc, char** argv) {
 #endif
     br.measure_fsync(quick ? 0.2 : 1.0);
 
-    const cmp::backend<broker, ks::memory_backend> b_memory{"memory"};
-#if KEYSCHEMA_BENCH_WITH_LEVELDB
-    const cmp::backend<broker, ks::leveldb_backend> b_leveldb{"leveldb"};
-#endif
-#if KEYSCHEMA_BENCH_WITH_LMDB
-    const cmp::backend<broker, ks::lmdb_backend> b_lmdb{"lmdb"};
-#endif
-#if KEYSCHEMA_BENCH_WITH_ROCKSDB
-    const cmp::backend<broker, ks::rocksdb_backend> b_rocksdb{"rocksdb"};
-#endif
-#if KEYSCHEMA_BENCH_WITH_SQLITE
-    const cmp::backend<broker, ks::sqlite_backend> b_sqlite{"sqlite"};
-#endif
 #if KEYSCHEMA_BENCH_WITH_ETCD
-    const cmp::backend<broker, ks::etcd_backend> b_etcd = etcd_bench_backend<broker>(etcd);
-#endif
-#define KEYSCHEMA_BENCH_BROKER_BACKENDS b_memory                                   \
-    KEYSCHEMA_BENCH_IF_LEVELDB(b_leveldb) KEYSCHEMA_BENCH_IF_LMDB(b_lmdb)           \
-    KEYSCHEMA_BENCH_IF_ROCKSDB(b_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(b_sqlite)       \
-    KEYSCHEMA_BENCH_IF_ETCD(b_etcd)
-#if KEYSCHEMA_BENCH_WITH_LEVELDB
-#define KEYSCHEMA_BENCH_IF_LEVELDB(x) , x
+    bench_backends<broker> bb(etcd);
+    bench_backends<table> tb(etcd);
+    bench_backends<expiry_schema> eb(etcd);
 #else
-#define KEYSCHEMA_BENCH_IF_LEVELDB(x)
-#endif
-#if KEYSCHEMA_BENCH_WITH_LMDB
-#define KEYSCHEMA_BENCH_IF_LMDB(x) , x
-#else
-#define KEYSCHEMA_BENCH_IF_LMDB(x)
-#endif
-#if KEYSCHEMA_BENCH_WITH_ROCKSDB
-#define KEYSCHEMA_BENCH_IF_ROCKSDB(x) , x
-#else
-#define KEYSCHEMA_BENCH_IF_ROCKSDB(x)
-#endif
-#if KEYSCHEMA_BENCH_WITH_SQLITE
-#define KEYSCHEMA_BENCH_IF_SQLITE(x) , x
-#else
-#define KEYSCHEMA_BENCH_IF_SQLITE(x)
-#endif
-#if KEYSCHEMA_BENCH_WITH_ETCD
-#define KEYSCHEMA_BENCH_IF_ETCD(x) , x
-#else
-#define KEYSCHEMA_BENCH_IF_ETCD(x)
+    bench_backends<broker> bb;
+    bench_backends<table> tb;
+    bench_backends<expiry_schema> eb;
 #endif
     std::vector<std::pair<std::string, native_open>> natives;
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
@@ -988,42 +1254,45 @@ int main(int argc, char** argv) {
 #if KEYSCHEMA_BENCH_WITH_SQLITE
     natives.emplace_back("sqlite", [](const fs::path& d, bool s) { return std::make_unique<sqlite_native>(d, s); });
 #endif
-    br.run("publish", publish_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
-    for (const auto& [name, open] : natives)
-      br.run_native("publish", name, [&, open = open](const fs::path& d, cmp::probe& p) {
-        auto db = open(d, p.sync());
-        publish_native(*db, sz, p);
-      });
-    br.run_reads("browse", browse_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
-    br.run("consume", consume_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
-    br.run("drain", drain_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
-    br.run_reads("drained_lookup", drained_lookup_workload(sz), KEYSCHEMA_BENCH_BROKER_BACKENDS);
 
-    // The standard table runs in a second runner of its own schema; its results join the first's.
+    // The broker workload and its variants.
+    auto publish_variant = [&](const std::string& name, auto work, std::uint64_t messages, std::uint64_t queues,
+                               std::size_t chunk_size) {
+      bb.run(br, name, work);
+      for (const auto& [backend, open] : natives)
+        br.run_native(name, backend, [&, open = open](const fs::path& d, cmp::probe& p) {
+          auto db = open(d, p.sync());
+          publish_native(*db, messages, queues, chunk_size, p);
+        });
+    };
+    publish_variant("publish", publish_workload("publish", sz.messages, sz.queues), sz.messages, sz.queues, 0);
+    for (const std::uint64_t queues : {1, 100, 10000}) {
+      const std::string name = "publish_" + std::to_string(queues) + (queues == 1 ? "_queue" : "_queues");
+      publish_variant(name, publish_workload(name, sz.variant_messages, queues), sz.variant_messages, queues, 0);
+    }
+    publish_variant("publish_64k", publish_64k_workload(sz), sz.chunked, sz.queues, chunk_16k);
+    bb.run_reads(br, "browse", browse_workload(sz));
+    bb.run(br, "consume", consume_workload(sz));
+    bb.run(br, "drain", drain_workload(sz));
+    bb.run_reads(br, "drained_lookup", drained_lookup_workload(sz));
+    bb.run_reads(br, "drained_lookup_compacted", drained_lookup_compacted_workload(sz));
+    bb.run(br, "xa_commit", xa_workload(sz, true));
+    bb.run(br, "xa_rollback", xa_workload(sz, false));
+    bb.run_reads(br, "reopen", reopen_workload(sz), /*durable_only=*/true);
+    bb.run_reads(br, "recovery_grouped", recovery_workload(sz, true));
+    bb.run_reads(br, "recovery_per_topic", recovery_workload(sz, false));
+
+    // The expiry sweep, on a schema with a declared index.
+    cmp::options eopt = opt;
+    eopt.dir = br.data_dir() / "expiry";
+    cmp::runner<expiry_schema> er(eopt);
+    eb.run(er, "expiry", expiry_workload(sz));
+
+    // The standard table runs in a runner of its own schema; its results join the first's.
     cmp::options topt = opt;
     topt.dir = br.data_dir() / "table";
     cmp::runner<table> tr(topt);
     const table_workloads tw(sz);
-    const cmp::backend<table, ks::memory_backend> t_memory{"memory"};
-#if KEYSCHEMA_BENCH_WITH_LEVELDB
-    const cmp::backend<table, ks::leveldb_backend> t_leveldb{"leveldb"};
-#endif
-#if KEYSCHEMA_BENCH_WITH_LMDB
-    const cmp::backend<table, ks::lmdb_backend> t_lmdb{"lmdb"};
-#endif
-#if KEYSCHEMA_BENCH_WITH_ROCKSDB
-    const cmp::backend<table, ks::rocksdb_backend> t_rocksdb{"rocksdb"};
-#endif
-#if KEYSCHEMA_BENCH_WITH_SQLITE
-    const cmp::backend<table, ks::sqlite_backend> t_sqlite{"sqlite"};
-#endif
-#if KEYSCHEMA_BENCH_WITH_ETCD
-    const cmp::backend<table, ks::etcd_backend> t_etcd = etcd_bench_backend<table>(etcd);
-#endif
-#define KEYSCHEMA_BENCH_TABLE_BACKENDS t_memory                                    \
-    KEYSCHEMA_BENCH_IF_LEVELDB(t_leveldb) KEYSCHEMA_BENCH_IF_LMDB(t_lmdb)           \
-    KEYSCHEMA_BENCH_IF_ROCKSDB(t_rocksdb) KEYSCHEMA_BENCH_IF_SQLITE(t_sqlite)       \
-    KEYSCHEMA_BENCH_IF_ETCD(t_etcd)
 
     auto native = [&](const std::string& workload, void (table_workloads::*fn)(native_kv&, cmp::probe&) const) {
       for (const auto& [name, open] : natives) {
@@ -1035,22 +1304,23 @@ int main(int argc, char** argv) {
         });
       }
     };
-    tr.run("bulk_load", tw.bulk_load(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    tb.run(tr, "bulk_load", tw.bulk_load());
     native("bulk_load", &table_workloads::bulk_load_native);
-    tr.run("individual_writes", tw.individual_writes(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    tb.run(tr, "individual_writes", tw.individual_writes());
     native("individual_writes", &table_workloads::individual_writes_native);
-    tr.run("batch_writes", tw.batch_writes(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    tb.run(tr, "batch_writes", tw.batch_writes());
     native("batch_writes", &table_workloads::batch_writes_native);
-    tr.run_reads("random_reads", tw.random_reads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    tb.run_reads(tr, "random_reads", tw.random_reads());
     native("random_reads", &table_workloads::random_reads_native);
-    tr.run_reads("random_reads_2_threads", tw.random_reads_2_threads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    tb.run_reads(tr, "random_reads_2_threads", tw.random_reads_2_threads());
     native("random_reads_2_threads", &table_workloads::random_reads_2_threads_native);
-    tr.run_reads("random_range_reads", tw.range_reads(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    tb.run_reads(tr, "random_range_reads", tw.range_reads());
     native("random_range_reads", &table_workloads::range_reads_native);
-    tr.run("removals", tw.removals(), KEYSCHEMA_BENCH_TABLE_BACKENDS);
+    tb.run(tr, "removals", tw.removals());
 
     // One report: the broker runner owns the output options and the machine description.
     br.machine().note = quick ? "--quick sizes" : "";
+    br.add_results(er.results());
     br.add_results(tr.results());
     const int rc = br.finish();
     if (!batch_notes().empty()) {

@@ -17,7 +17,9 @@
 //
 // Each repetition (and each warm-up run) opens a fresh store in a fresh directory under the data
 // directory, calls the workload once, measures the directory's allocated bytes while the store is
-// still open, closes the store and removes the directory. Only the time spent inside probe::op
+// still open, closes the store and removes the directory. After the last repetition of a write
+// workload it also compacts the store (backend::compact; LevelDB and RocksDB by default) and
+// measures again: the disk size after compaction. Only the time spent inside probe::op
 // counts, so a workload prepares its data outside op() (e.g. a preload before timed reads).
 // A backend that is not durable (the memory backend) runs once, reported with sync = false.
 // The backend's native API can be measured in the same run (runner::run_native) so that the
@@ -108,6 +110,7 @@ struct result {
   double p99_us = 0.0;
   double native_ops_per_s = 0.0;  // the same workload on the native API; 0 when not measured
   std::uint64_t disk_bytes = 0;   // allocated bytes of the database directory (last repetition)
+  std::uint64_t disk_bytes_compacted = 0;  // the same after backend::compact; 0: not measured
   bool reads = false;             // a read workload (run_reads): durability does not apply
 };
 
@@ -202,11 +205,31 @@ class probe {
   bool sync() const noexcept { return sync_; }
   write_options write() const noexcept { return write_options{.sync = sync_}; }
 
+  // Closes the store the workload was given (db) and opens the same database again with the
+  // backend's reopen function; returns the new store, which the workload uses from then on
+  // (db and everything made from it are dangling). Not timed unless called inside op():
+  //   p.op([&] { db2 = &p.reopen(*db2); });
+  // REQUIRES: db is the store this run handed to the workload (or the last one reopen returned),
+  // and nothing made from it (scan, snapshot, transaction, batch) is alive.
+  // Errors: what opening the store throws (the old store is closed then; the run fails);
+  // std::logic_error when the runner gave this probe no store (a native run) or db is another one.
+  template <class Store>
+  Store& reopen(Store& db) {
+    if (!reopen_ || current_ != static_cast<const void*>(&db))
+      throw std::logic_error("keyschema::comparison::probe::reopen: not the store this run handed to the workload");
+    current_ = reopen_();
+    return *static_cast<Store*>(current_);
+  }
+
   const sample& measured() const noexcept { return s_; }
 
  private:
+  template <class>
+  friend class runner;
   bool sync_;
   sample s_;
+  std::function<void*()> reopen_;
+  void* current_ = nullptr;
 };
 
 // Allocated bytes (st_blocks * 512) of every regular file under `dir`, so that a sparse LMDB
@@ -267,6 +290,25 @@ struct backend {
   // directory); unset: the allocated bytes of that directory (disk_bytes). For a store that keeps
   // its data elsewhere (a server).
   std::function<std::uint64_t(const std::filesystem::path&)> measure_disk = {};
+  // Opens the database a run's store was closed on again, for probe::reopen; unset: `open`.
+  std::function<std::unique_ptr<store_type>(const std::filesystem::path&)> reopen = {};
+  // Compacts the store (given with the run's directory) after the last repetition of a write
+  // workload and returns the bytes it occupies then (result::disk_bytes_compacted); 0: not
+  // measured. Default: the backend's compact_range over everything, then the directory's
+  // allocated bytes, when the backend has one (LevelDB, RocksDB); unset for the others. It may
+  // leave the store unusable (the store is closed and removed right after).
+  std::function<std::uint64_t(store_type&, const std::filesystem::path&)> compact = default_compact();
+
+  static std::function<std::uint64_t(store_type&, const std::filesystem::path&)> default_compact() {
+    if constexpr (backend_with_compact_range<B>) {
+      return [](store_type& db, const std::filesystem::path& dir) {
+        db.backend().compact_range(key_range{});
+        return disk_bytes(dir);
+      };
+    } else {
+      return {};
+    }
+  }
 
   static std::unique_ptr<store_type> default_open(const std::filesystem::path& p) {
     if constexpr (std::is_constructible_v<B, const std::filesystem::path&>) {
@@ -419,7 +461,7 @@ inline std::string to_json(const machine_info& m, const std::vector<result>& run
       << ",\"workload\":\"" << json_escape(r.workload)
       << "\",\"ops_per_s\":" << r.ops_per_s << ",\"calls_per_s\":" << r.calls_per_s << ",\"p50_us\":" << r.p50_us
       << ",\"p99_us\":" << r.p99_us << ",\"native_ops_per_s\":" << r.native_ops_per_s
-      << ",\"disk_bytes\":" << r.disk_bytes << "}";
+      << ",\"disk_bytes\":" << r.disk_bytes << ",\"disk_bytes_compacted\":" << r.disk_bytes_compacted << "}";
   }
   o << "]}\n";
   return o.str();
@@ -464,8 +506,8 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
                 m.cpu.empty() ? "cpu unknown" : m.cpu.c_str(), m.load_average, fsync.c_str(),
                 m.note.empty() ? "" : "; ", m.note.c_str());
   os << buf;
-  std::snprintf(buf, sizeof buf, "%-20s %-9s %-4s %10s %10s %10s %8s %8s %10s\n", "workload", "backend", "sync",
-                "ops/s", "p50 us", "p99 us", "native", "x fsync", "disk");
+  std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %10s %10s %8s %8s %10s %10s\n", "workload", "backend", "sync",
+                "ops/s", "p50 us", "p99 us", "native", "x fsync", "disk", "compacted");
   os << buf;
   for (const result& r : runs) {
     std::string ratio = "-";
@@ -478,13 +520,14 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
       std::snprintf(buf, sizeof buf, "%.2f", r.calls_per_s / m.fsync_per_s);
       fs = buf;
     }
-    std::snprintf(buf, sizeof buf, "%-20s %-9s %-4s %10s %10.1f %10.1f %8s %8s %10s\n", r.workload.c_str(),
+    std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %10.1f %10.1f %8s %8s %10s %10s\n", r.workload.c_str(),
                   r.backend.c_str(), r.durable && !r.reads ? (r.sync ? "on" : "off") : "-", format_rate(r.ops_per_s).c_str(),
-                  r.p50_us, r.p99_us, ratio.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-");
+                  r.p50_us, r.p99_us, ratio.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-",
+                  r.disk_bytes_compacted > 0 ? format_bytes(r.disk_bytes_compacted).c_str() : "-");
     os << buf;
   }
   os << "native: keyschema ops/s divided by the native API's, same workload, same run; "
-        "x fsync: commits/s divided by the machine's fsync/s\n";
+        "x fsync: commits/s divided by the machine's fsync/s; compacted: disk after the engine's compaction\n";
   os << "recommendation (fastest store that keeps data on disk, and its lead over the next):\n";
   for (const std::string& line : recommendations(runs)) os << "  " << line << "\n";
 }
@@ -683,8 +726,9 @@ class runner {
     }
     for (const bool sync : syncs) {
       std::vector<sample> reps;
-      std::uint64_t bytes = 0;
+      std::uint64_t bytes = 0, compacted = 0;
       for (int i = 0; i < opt_.warmup + opt_.repetitions; ++i) {
+        const bool last = i + 1 == opt_.warmup + opt_.repetitions;
         progress(workload + " " + b.name + " sync " + (sync ? "on" : "off") + " " +
                  (i < opt_.warmup ? "warm-up" : "rep " + std::to_string(i - opt_.warmup + 1) + "/" +
                                                     std::to_string(opt_.repetitions)));
@@ -693,13 +737,21 @@ class runner {
         {
           auto db = b.open(dir);
           try {
+            p.current_ = db.get();
+            p.reopen_ = [&]() -> void* {
+              db.reset();
+              db = b.reopen ? b.reopen(dir) : b.open(dir);
+              return db.get();
+            };
             work(*db, p);
+            p.reopen_ = {};
+            bytes = b.measure_disk ? b.measure_disk(dir) : disk_bytes(dir);
+            if (last && !reads && b.compact) compacted = b.compact(*db, dir);
           } catch (...) {
             db.reset();
             std::filesystem::remove_all(dir);
             throw;
           }
-          bytes = b.measure_disk ? b.measure_disk(dir) : disk_bytes(dir);
         }
         std::filesystem::remove_all(dir);
         if (i >= opt_.warmup) reps.push_back(p.measured());
@@ -708,6 +760,7 @@ class runner {
       r.durable = b.durable;
       r.reads = reads;
       r.disk_bytes = bytes;
+      r.disk_bytes_compacted = compacted;
       results_.push_back(std::move(r));
     }
   }

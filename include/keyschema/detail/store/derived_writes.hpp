@@ -130,6 +130,11 @@ class write_overlay {
 
 // A write_batch holding the overlay's writes, one per key.
 inline void overlay_to_batch(const pending_map& writes, write_batch& out) {
+  // One allocation for the whole batch: growing it value by value copies what it holds at each
+  // doubling, which costs more than the write itself for large values (64 KiB chunks).
+  std::size_t bytes = out.byte_size();
+  for (const auto& [k, v] : writes) bytes += k.size() + (v ? v->size() : 0);
+  out.reserve(out.size() + writes.size(), bytes);
   for (const auto& [k, v] : writes) {
     if (v)
       out.put(k, *v);

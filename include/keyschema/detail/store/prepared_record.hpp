@@ -99,6 +99,11 @@ inline void put_le(std::string& out, std::uint64_t v, int n) {
 // no key occurs twice.
 inline std::string encode_prepared(const write_batch& ops, const std::vector<prepared_add>& adds = {}) {
   std::string out(adds.empty() ? prepared_magic : prepared_magic_adds);
+  // One allocation (large values would otherwise be copied at every doubling): the count, each
+  // operation's tag, 4-byte key length and 8-byte value length and bytes, each add, the checksum.
+  std::size_t bytes = out.size() + 4 + ops.byte_size() + 13 * ops.size() + 8;
+  for (const prepared_add& a : adds) bytes += 1 + 4 + a.key.size() + 8;
+  out.reserve(bytes);
   put_le(out, ops.size() + adds.size(), 4);
   for (const prepared_add& a : adds) {
     out.push_back('\2');
@@ -124,6 +129,7 @@ inline std::string encode_prepared(const write_batch& ops, const std::vector<pre
 // of xid b"..." is damaged: <what> at byte N; ...". Never reads outside record.
 inline void decode_prepared(std::string_view xid, std::string_view record, write_batch& out,
                             std::vector<prepared_add>* adds = nullptr) {
+  out.reserve(out.size(), out.byte_size() + record.size());  // the record's keys and values fit in it
   std::size_t pos = 0;
   const auto fail = [&](const char* what) {
     throw decode_error("keyschema: the prepared record of xid " + show_xid(xid) + " is damaged: " + what +
