@@ -28,6 +28,10 @@
 // Run: build/bench/bench/store_bench --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 // (databases go to $TMPDIR or /tmp). Interleaving the repetitions keeps either side of a pair from
 // running alone while the engine compacts or the machine is busy.
+//
+// Instruction counts, which the machine's load does not move: bench/callgrind_pairs.sh
+// build/bench/bench/store_bench [filter] runs each pair under callgrind at two fixed iteration
+// counts (KEYSCHEMA_BENCH_ITERATIONS) and prints the instructions per operation.
 #include <benchmark/benchmark.h>
 #include <keyschema/keyschema.hpp>
 #include <keyschema/leveldb.hpp>

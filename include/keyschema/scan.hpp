@@ -352,15 +352,15 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     std::shared_ptr<state> s_;
   };
 
+  // An empty scan (limit 0, or nothing in range) allocates no state: its cursor is at the end.
   cursor begin_cursor() const {
+    if (limit_ == 0) return cursor();
+    raw_cursor_type c = detail::store_access::raw_cursor(*source_, range());
+    if (!c.valid()) return cursor();
     auto s = std::make_shared<state>();
-    if (limit_ == 0) {
-      s->done = true;
-      return cursor(std::move(s));
-    }
     s->remaining = limit_ - 1;
     s->prefix_size = prefix_size_;
-    s->cursor.emplace(detail::store_access::raw_cursor(*source_, range()));
+    s->cursor.emplace(std::move(c));
     s->settle();
     return cursor(std::move(s));
   }
