@@ -28,6 +28,10 @@
 // Run: build/bench/bench/store_bench --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 // (databases go to $TMPDIR or /tmp). Interleaving the repetitions keeps either side of a pair from
 // running alone while the engine compacts or the machine is busy.
+//
+// Instruction counts, which the machine's load does not move: bench/callgrind_pairs.sh
+// build/bench/bench/store_bench [filter] runs each pair under callgrind at two fixed iteration
+// counts (KEYSCHEMA_BENCH_ITERATIONS) and prints the instructions per operation.
 #include <benchmark/benchmark.h>
 #include <keyschema/keyschema.hpp>
 #include <keyschema/leveldb.hpp>
@@ -685,9 +689,16 @@ void check_keys() {
 
 constexpr std::int64_t kEraseIterations = 2000;
 
-#define KS_PAIR(engine_name, op, ks_fn, native_fn)                          \
-  BENCHMARK(ks_fn)->Name(#engine_name "/" #op "/keyschema");                \
-  BENCHMARK(native_fn)->Name(#engine_name "/" #op "/native")
+// KEYSCHEMA_BENCH_ITERATIONS=n runs every benchmark exactly n iterations (for instruction
+// counts: bench/callgrind_pairs.sh runs each pair at two counts and divides the difference).
+void fixed_iterations(benchmark::internal::Benchmark* b) {
+  if (const char* n = std::getenv("KEYSCHEMA_BENCH_ITERATIONS"); n != nullptr && std::atoll(n) > 0)
+    b->Iterations(std::atoll(n));
+}
+
+#define KS_PAIR(engine_name, op, ks_fn, native_fn)                                     \
+  BENCHMARK(ks_fn)->Name(#engine_name "/" #op "/keyschema")->Apply(fixed_iterations);  \
+  BENCHMARK(native_fn)->Name(#engine_name "/" #op "/native")->Apply(fixed_iterations)
 
 KS_PAIR(leveldb, put, ks_put<ks::leveldb_backend>, leveldb_put);
 KS_PAIR(leveldb, batch100, ks_batch100<ks::leveldb_backend>, leveldb_batch100);
@@ -697,8 +708,8 @@ KS_PAIR(leveldb, scan_owning, ks_scan_owning<ks::leveldb_backend>, leveldb_scan<
 KS_PAIR(leveldb, scan_views, ks_scan_views<ks::leveldb_backend>, leveldb_scan<scan_kind::views>);
 KS_PAIR(leveldb, scan_keys, ks_scan_keys<ks::leveldb_backend>, leveldb_scan<scan_kind::keys>);
 KS_PAIR(leveldb, scan_reverse, ks_scan_reverse<ks::leveldb_backend>, leveldb_scan<scan_kind::reverse>);
-BENCHMARK(ks_erase_batch<ks::leveldb_backend>)->Name("leveldb/erase_batch/keyschema")->Iterations(kEraseIterations);
-BENCHMARK(leveldb_erase_batch)->Name("leveldb/erase_batch/native")->Iterations(kEraseIterations);
+BENCHMARK(ks_erase_batch<ks::leveldb_backend>)->Name("leveldb/erase_batch/keyschema")->Iterations(kEraseIterations)->Apply(fixed_iterations);
+BENCHMARK(leveldb_erase_batch)->Name("leveldb/erase_batch/native")->Iterations(kEraseIterations)->Apply(fixed_iterations);
 KS_PAIR(leveldb, drained_first, ks_drained_first<ks::leveldb_backend>, leveldb_drained_first);
 
 KS_PAIR(lmdb, put, ks_put<ks::lmdb_backend>, lmdb_put);
@@ -709,8 +720,8 @@ KS_PAIR(lmdb, scan_owning, ks_scan_owning<ks::lmdb_backend>, lmdb_scan<scan_kind
 KS_PAIR(lmdb, scan_views, ks_scan_views<ks::lmdb_backend>, lmdb_scan<scan_kind::views>);
 KS_PAIR(lmdb, scan_keys, ks_scan_keys<ks::lmdb_backend>, lmdb_scan<scan_kind::keys>);
 KS_PAIR(lmdb, scan_reverse, ks_scan_reverse<ks::lmdb_backend>, lmdb_scan<scan_kind::reverse>);
-BENCHMARK(ks_erase_batch<ks::lmdb_backend>)->Name("lmdb/erase_batch/keyschema")->Iterations(kEraseIterations);
-BENCHMARK(lmdb_erase_batch)->Name("lmdb/erase_batch/native")->Iterations(kEraseIterations);
+BENCHMARK(ks_erase_batch<ks::lmdb_backend>)->Name("lmdb/erase_batch/keyschema")->Iterations(kEraseIterations)->Apply(fixed_iterations);
+BENCHMARK(lmdb_erase_batch)->Name("lmdb/erase_batch/native")->Iterations(kEraseIterations)->Apply(fixed_iterations);
 KS_PAIR(lmdb, drained_first, ks_drained_first<ks::lmdb_backend>, lmdb_drained_first);
 
 // Prints the normal console output and remembers each run's CPU time for the summary.

@@ -50,7 +50,9 @@
 #include <range/v3/view/facade.hpp>
 #include <range/v3/view/view.hpp>
 
+#include <array>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -89,6 +91,55 @@ void prefix_bounds(const std::string& prefix, std::string& lower, std::string& u
 
 }  // namespace detail
 
+namespace detail {
+
+// The encoded bounds of a scan (lower then upper), held in the view itself when short (the usual
+// prefix and its bounds), else in a std::string: opening a scan allocates nothing for them.
+class scan_bounds {
+ public:
+  static constexpr std::size_t inline_capacity = 120;
+
+  std::string_view view() const noexcept {
+    return heap_ ? std::string_view(str_) : std::string_view(buf_.data(), size_);
+  }
+  std::size_t size() const noexcept { return heap_ ? str_.size() : size_; }
+
+  // Appends s (which may view this buffer's own bytes).
+  void append(std::string_view s) {
+    if (!heap_ && s.size() <= inline_capacity - size_) {
+      if (!s.empty()) std::memcpy(buf_.data() + size_, s.data(), s.size());  // s views no byte at or after size_
+      size_ += s.size();
+      return;
+    }
+    if (!heap_) {
+      str_.reserve(size_ + s.size());
+      str_.assign(buf_.data(), size_);  // buf_ stays intact: s remains valid
+      heap_ = true;
+    }
+    str_.append(s.data(), s.size());
+  }
+  void push_back(char c) { append(std::string_view(&c, 1)); }
+  // Replaces the count bytes at pos (count clipped to the end) with s.
+  void replace(std::size_t pos, std::size_t count, std::string_view s) {
+    const std::string_view v = view();
+    std::string t(v.substr(0, pos));
+    t.append(s);
+    if (count < v.size() - pos) t.append(v.substr(pos + count));
+    size_ = 0;
+    heap_ = false;
+    str_.clear();
+    append(t);
+  }
+
+ private:
+  std::array<char, inline_capacity> buf_{};
+  std::size_t size_ = 0;
+  bool heap_ = false;
+  std::string str_;
+};
+
+}  // namespace detail
+
 // What a scan yields per entry: the decoded entry (owning), the key and a view of the stored
 // value bytes (value_views()), or the key alone (keys_only()).
 enum class scan_mode { owning, views, keys };
@@ -118,22 +169,20 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   scan_view() = default;
 
   // REQUIRES: source outlives the view. prefix: the encoded first K fields (and the literals
-  // after them).
-  scan_view(const Source* source, std::string prefix)
-      : source_(source), b_(std::move(prefix)), prefix_size_(b_.size()) {
-    // b_ = lower + upper, both the prefix and one or two bytes (see detail::prefix_bounds):
-    // one allocation for the three strings.
-    b_.reserve(2 * prefix_size_ + 3);
+  // after them); copied.
+  scan_view(const Source* source, std::string_view prefix) : source_(source), prefix_size_(prefix.size()) {
+    // b_ = lower + upper, both the prefix and one or two bytes (see detail::prefix_bounds).
+    b_.append(prefix);
     if constexpr (K == KS::field_count) {
       lower_size_ = prefix_size_;
-      b_.append(b_.data(), prefix_size_);  // no reallocation: the capacity is reserved
+      b_.append(b_.view().substr(0, prefix_size_));
       b_.push_back('\0');
     } else {
       using next = typename KS::template field_at<K>;
       constexpr type_code_set codes = codec_traits<typename next::type>::type_codes();
       b_.push_back(static_cast<char>(codes.min()));
       lower_size_ = prefix_size_ + 1;
-      b_.append(b_.data(), prefix_size_);
+      b_.append(b_.view().substr(0, prefix_size_));
       if (codes.max() == 0xff) {
         b_.push_back('\xff');
         b_.push_back('\xff');
@@ -234,7 +283,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
 
   // The encoded bounds: lower <= key < upper. For tools and range erases.
   key_range range() const noexcept {
-    const std::string_view b(b_);
+    const std::string_view b = b_.view();
     return key_range{b.substr(0, lower_size_), b.substr(lower_size_), reverse_};
   }
   std::size_t max_count() const noexcept { return limit_; }
@@ -286,7 +335,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
                   "keyschema::scan_view: every field is already fixed by the prefix, so there is no next "
                   "field to bound; give fewer prefix values");
     constexpr std::size_t field = K < KS::field_count ? K : 0;
-    std::string b = b_.substr(0, prefix_size_);
+    std::string b(b_.view().substr(0, prefix_size_));
     detail::encode_argument<typename KS::template field_at<field>::type, V>(b, v);
     if (past) b.push_back('\xff');
     return b;
@@ -352,15 +401,15 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     std::shared_ptr<state> s_;
   };
 
+  // An empty scan (limit 0, or nothing in range) allocates no state: its cursor is at the end.
   cursor begin_cursor() const {
+    if (limit_ == 0) return cursor();
+    raw_cursor_type c = detail::store_access::raw_cursor(*source_, range());
+    if (!c.valid()) return cursor();
     auto s = std::make_shared<state>();
-    if (limit_ == 0) {
-      s->done = true;
-      return cursor(std::move(s));
-    }
     s->remaining = limit_ - 1;
     s->prefix_size = prefix_size_;
-    s->cursor.emplace(detail::store_access::raw_cursor(*source_, range()));
+    s->cursor.emplace(std::move(c));
     s->settle();
     return cursor(std::move(s));
   }
@@ -372,9 +421,9 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   void set_upper(const std::string& upper) { b_.replace(lower_size_, std::string::npos, upper); }
 
   const Source* source_ = nullptr;
-  // The encoded bounds, lower then upper, in one string; both start with the encoded prefix
+  // The encoded bounds, lower then upper, in one buffer; both start with the encoded prefix
   // (the first K fields and the literals after them), prefix_size_ bytes.
-  std::string b_;
+  detail::scan_bounds b_;
   std::size_t prefix_size_ = 0;
   std::size_t lower_size_ = 0;
   bool reverse_ = false;

@@ -203,10 +203,10 @@ class basic_reader {
                   "keyschema::scan: more prefix values than the keyspace has fields; pass at most "
                   "KS::field_count values, in field order");
     static_assert(check_prefix_arguments<KS, P...>());
-    std::string p;
-    p.reserve(128);  // one allocation for the usual prefix and the bounds scan_view appends to it
+    thread_local std::string p;  // keeps its capacity: the view copies the prefix
+    p.clear();
     key_codec<KS>::encode_prefix(p, prefix...);
-    return scan_view<KS, Derived, sizeof...(P)>(&self(), std::move(p));
+    return scan_view<KS, Derived, sizeof...(P)>(&self(), p);
   }
 
  private:

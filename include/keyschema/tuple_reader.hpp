@@ -34,6 +34,9 @@ class reader {
   bool at_end() const noexcept { return pos_ == data_.size(); }
   // base_offset + number of bytes consumed so far.
   std::size_t offset() const noexcept { return base_ + pos_; }
+  // The number of bytes of the viewed input consumed so far (offset() without base_offset): so
+  // many bytes before remaining().data() belong to the input.
+  std::size_t consumed() const noexcept { return pos_; }
   // The bytes not consumed yet.
   std::string_view remaining() const noexcept { return std::string_view(data_.data() + pos_, data_.size() - pos_); }
   // Nesting depth: 0 at top level, 1 inside one nested tuple, ...

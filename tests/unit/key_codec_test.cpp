@@ -318,3 +318,53 @@ TEST_CASE("changing a time field's unit or clock is a schema error on open", "[k
   ks::store<ks::schema<exp_ms>, keyschema_test::ref_backend<>> db{keyschema_test::ref_backend<>(inner)};
   CHECK(db.get<exp_ms>({sys_time<milliseconds>(1500ms)}) == "x");
 }
+
+TEST_CASE("keys written directly are the tuple encoding of their segments", "[key][encode]") {
+  // Keys of literals, integers and text are written in one piece unless the text needs escaping
+  // or validating, or the key may be longer than the direct writer's buffer; every case must give
+  // exactly the general encoder's bytes.
+  using mixed = ks::keyspace<"mixed", std::string, ks::lit<"M">, ks::field<"name", std::string>,
+                             ks::field<"n", std::int64_t>, ks::field<"u", std::uint32_t>>;
+  using codec = ks::detail::key_codec<mixed>;
+  const auto key = [](const ks::key_arg<mixed>& k) {
+    std::string out = "pre";  // appended to what the buffer holds
+    k.encode(out);
+    return out.substr(3);
+  };
+  const std::string long_name(300, 'x');
+  const std::string nul_name("a\0b", 3);
+  const std::string utf8_name = "caf\xc3\xa9";
+  for (const std::string& name : {std::string(), std::string("q"), std::string(15, 'y'), long_name, nul_name, utf8_name}) {
+    for (const std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{-1}, std::int64_t{255}, std::int64_t{-256},
+                                 std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::min(),
+                                 std::numeric_limits<std::int64_t>::max()}) {
+      const std::uint32_t u = 0xfffffffeu;
+      INFO("name size " << name.size() << ", n " << n);
+      CHECK(key({name, n, u}) == ks::tuple::pack("M", name, n, u));
+      mixed::key_type back;  // and decodes back (the last integer read with one load when it can)
+      REQUIRE(codec::decode(key({name, n, u}), back));
+      CHECK(back == mixed::key_type{name, n, u});
+      REQUIRE(codec::decode(ks::tuple::pack("M", name, n, static_cast<std::uint32_t>(n & 0xff)), back));
+      CHECK(std::get<2>(back) == static_cast<std::uint32_t>(n & 0xff));
+      CHECK(key({std::string_view(name), n, std::uint8_t{7}}) == ks::tuple::pack("M", name, n, std::uint32_t{7}));
+      CHECK(key({name, static_cast<int>(n & 0x7fffffff), u}) ==
+            ks::tuple::pack("M", name, static_cast<std::int64_t>(n & 0x7fffffff), u));
+      std::string prefix;
+      codec::encode_prefix(prefix, name, n);
+      CHECK(prefix == ks::tuple::pack("M", name, n));
+    }
+  }
+  std::string p;
+  codec::encode_prefix(p, "abc");  // a string literal: its terminator is not part of the text
+  CHECK(p == ks::tuple::pack("M", "abc"));
+  const char with_nul[4] = {'a', '\0', 'b', '\0'};  // a char array holds the text up to its first NUL
+  p.clear();
+  codec::encode_prefix(p, with_nul);
+  CHECK(p == ks::tuple::pack("M", "a"));
+  const char unterminated[3] = {'a', 'b', 'c'};
+  p.clear();
+  codec::encode_prefix(p, unterminated);
+  CHECK(p == ks::tuple::pack("M", "abc"));
+  p.clear();
+  CHECK_THROWS_WITH(codec::encode_prefix(p, std::string("bad \xff")), Catch::Contains("invalid UTF-8"));
+}

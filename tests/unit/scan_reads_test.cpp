@@ -264,3 +264,35 @@ TEST_CASE("get and get_into read what was stored; get_into leaves the target alo
   tx.erase<message_destination>({1});
   CHECK_FALSE(tx.get_into<message_destination>({1}, s));
 }
+
+TEST_CASE("scans with prefixes and bounds longer than a view holds inline select the same entries",
+          "[scan][bounds]") {
+  // A scan keeps its encoded prefix and bounds in the view when they are short and on the heap
+  // otherwise; bounds replace the prefix's lower or upper end in either case.
+  using named = ks::keyspace<"named", std::string, ks::lit<"N">, ks::field<"group", std::string>,
+                             ks::field<"name", std::string>>;
+  ks::store<ks::schema<named>, ks::memory_backend> db;
+  for (const std::size_t len : {std::size_t{3}, std::size_t{60}, std::size_t{200}}) {
+    const std::string group(len, 'g');
+    const std::string other(len, 'h');
+    for (const char c : std::string("abcdef")) {
+      db.put<named>({group, std::string(len, c)}, std::string(1, c));
+      db.put<named>({other, std::string(len, c)}, "other");
+    }
+    const auto values = [](const auto& view) {
+      std::string out;
+      for (const auto& e : view) out += e.value;
+      return out;
+    };
+    INFO("length " << len);
+    CHECK(values(db.scan<named>(group)) == "abcdef");
+    CHECK(values(db.scan<named>(group).from(std::string(len, 'b')).to(std::string(len, 'e'))) == "bcd");
+    CHECK(values(db.scan<named>(group).after(std::string(len, 'b')).through(std::string(len, 'e'))) == "cde");
+    CHECK(values(db.scan<named>(group).to(std::string(len, 'c')).reverse()) == "ba");
+    CHECK(values(db.scan<named>(group).from(std::string(len, 'e')).value_views()) == "ef");
+    CHECK(values(db.scan<named>(group, std::string(len, 'd'))) == "d");
+    auto view = db.scan<named>(group).from(std::string(len, 'c'));
+    auto moved = std::move(view);  // the bounds move with the view
+    CHECK(values(moved) == "cdef");
+  }
+}

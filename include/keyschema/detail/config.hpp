@@ -17,3 +17,11 @@
 #define KEYSCHEMA_END_NAMESPACE \
   }                             \
   }
+
+// Inlines a small function on a per-entry path (a scan's step and decode), where the compiler's
+// size heuristics would otherwise keep a call.
+#if defined(__GNUC__) || defined(__clang__)
+#define KEYSCHEMA_ALWAYS_INLINE [[gnu::always_inline]] inline
+#else
+#define KEYSCHEMA_ALWAYS_INLINE inline
+#endif

@@ -241,23 +241,41 @@ T read_integer_general(tuple::reader& in) {
   fail_integer_overflow<T>(in, start);
 }
 
+// As load_big_endian, when `before` bytes before p may be read too: near the end of the input
+// (the last element of a key) one 8-byte load that ends at p + n. REQUIRES: n <= 8.
+inline std::uint64_t load_big_endian_before(const char* p, std::size_t n, std::size_t avail, std::size_t before) noexcept {
+  if (n != 0 && avail < 8 && before + n >= 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + n - 8, 8);
+    return to_big_endian(w) & (~std::uint64_t{0} >> (64 - 8 * n));
+  }
+  return load_big_endian(p, n, avail);
+}
+
+// The fast path of read_integer: a non-negative value in at most sizeof(T) bytes, canonical
+// (the common case for ids). True with out set and the element consumed; false, consuming
+// nothing, for anything else (which read_integer_general decodes or refuses). Its type codes
+// (0x14..0x1c) are all integer type codes.
+template <tuple_integer T>
+inline bool try_read_integer(tuple::reader& in, T& out) noexcept {
+  const std::string_view r = in.remaining();
+  if (r.empty()) return false;
+  const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
+  if (n > sizeof(T) || r.size() <= n) return false;
+  const std::uint64_t v = load_big_endian_before(r.data() + 1, n, r.size() - 1, in.consumed() + 1);
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()) || byte_length(v) != n) return false;
+  in.advance(1 + n);
+  out = static_cast<T>(v);
+  return true;
+}
+
 // Consumes one integer element and converts it to T.
 // Throws decode_error: not an integer, truncated, or "integer overflow: value does not fit
 // <type> at byte N" (N = offset of the element's type code).
 template <tuple_integer T>
 inline T read_integer(tuple::reader& in) {
-  // Fast path: a non-negative value in at most sizeof(T) bytes (the common case for ids).
-  const std::string_view r = in.remaining();
-  if (!r.empty()) {
-    const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
-    if (n <= sizeof(T) && r.size() > n) {
-      const std::uint64_t v = load_big_endian(r.data() + 1, n, r.size() - 1);
-      if (v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max()) && byte_length(v) == n) {
-        in.advance(1 + n);
-        return static_cast<T>(v);
-      }
-    }
-  }
+  T v{};
+  if (try_read_integer(in, v)) return v;
   return read_integer_general<T>(in);
 }
 

@@ -19,6 +19,8 @@
 #include <keyschema/value_codec.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -116,7 +118,7 @@ struct key_codec {
   // fields of out that follow (std::string and bytes fields are assigned, reusing their storage).
   // The fields before are left alone. Returns false and throws decode_error as decode() does.
   template <std::size_t FirstSegment>
-  static bool decode_after(std::string_view key, std::size_t offset, key_type& out) {
+  KEYSCHEMA_ALWAYS_INLINE static bool decode_after(std::string_view key, std::size_t offset, key_type& out) {
     try {
       tuple::reader r(key);
       r.skip(offset);
@@ -142,9 +144,118 @@ struct key_codec {
            " bytes follow the last element of the key (a key of another program, not of this schema)");
   }
 
+  // Keys made of literals, integers and plain text (the usual case) are written into a stack
+  // buffer and appended once; any other key, or text that needs escaping or validating beyond
+  // ASCII, takes the general path, segment by segment.
   template <std::size_t N, class Args, std::size_t... S>
   static void encode_segments(std::string& out, const Args& args, std::index_sequence<S...>) {
+    if constexpr ((direct_segment<S, Args>() && ...)) {
+      constexpr std::size_t room = 256;
+      if ((segment_bound<S>(args) + ... + std::size_t{0}) <= room) {
+        char buf[room];
+        char* p = buf;
+        if ((write_segment<S>(p, args) && ...)) {
+          out.append(buf, static_cast<std::size_t>(p - buf));
+          return;
+        }
+      }
+    }
     (encode_segment<S>(out, args), ...);
+  }
+
+  // The argument given for the field at segment S (S: a field segment).
+  template <std::size_t S, class Args>
+  using arg_at = std::remove_cvref_t<std::tuple_element_t<KS::fields_before[S], Args>>;
+
+  template <class D>
+  static constexpr bool is_text_argument =
+      std::is_same_v<D, std::string> || std::is_same_v<D, std::string_view> ||
+      (std::is_array_v<D> && std::is_same_v<std::remove_extent_t<D>, char>);
+
+  // Whether segment S can be written by write_segment: a literal, an integer field given an
+  // integer, or a std::string field given a std::string, std::string_view or char array.
+  template <std::size_t S, class Args>
+  static constexpr bool direct_segment() {
+    using seg = std::tuple_element_t<S, segments>;
+    if constexpr (is_lit<seg>::value) {
+      return true;
+    } else {
+      using T = typename seg::type;
+      using D = arg_at<S, Args>;
+      if constexpr (tuple_integer<T>)
+        return tuple_integer<D>;
+      else if constexpr (std::is_same_v<T, std::string>)
+        return is_text_argument<D>;
+      else
+        return false;
+    }
+  }
+
+  // The most bytes write_segment may touch for segment S.
+  template <std::size_t S, class Args>
+  static std::size_t segment_bound(const Args& args) {
+    using seg = std::tuple_element_t<S, segments>;
+    if constexpr (is_lit<seg>::value) {
+      return seg::encoded.size();
+    } else if constexpr (tuple_integer<typename seg::type>) {
+      return 9;  // the type code and an 8-byte store
+    } else {
+      const auto& a = std::get<KS::fields_before[S]>(args);
+      if constexpr (std::is_array_v<std::remove_cvref_t<decltype(a)>>)
+        return sizeof(a) + 2;
+      else
+        return a.size() + 2;
+    }
+  }
+
+  // Writes segment S at p and advances p; false (p unspecified) when the text is not plain
+  // ASCII without NUL, which the general path escapes or validates.
+  template <std::size_t S, class Args>
+  static bool write_segment(char*& p, const Args& args) {
+    using seg = std::tuple_element_t<S, segments>;
+    if constexpr (is_lit<seg>::value) {
+      std::memcpy(p, seg::encoded.data(), seg::encoded.size());
+      p += seg::encoded.size();
+      return true;
+    } else {
+      const auto& a = std::get<KS::fields_before[S]>(args);
+      using D = std::remove_cvref_t<decltype(a)>;
+      if constexpr (tuple_integer<D>) {
+        std::uint64_t bits = static_cast<std::uint64_t>(a);
+        bool negative = false;
+        if constexpr (std::is_signed_v<D>) negative = a < 0;
+        unsigned n;
+        if (negative) {
+          n = byte_length(std::uint64_t{0} - bits);  // the magnitude's bytes
+          *p = static_cast<char>(code::int_zero - n);
+          bits = ~(std::uint64_t{0} - bits);
+        } else {
+          n = byte_length(bits);
+          *p = static_cast<char>(code::int_zero + n);
+        }
+        // The n low bytes of bits, big-endian, then bytes the next segment overwrites.
+        const std::uint64_t be = to_big_endian(n == 0 ? 0 : bits << (64 - 8 * n));
+        std::memcpy(p + 1, &be, 8);
+        p += 1 + n;
+        return true;
+      } else {
+        std::size_t n;
+        const char* s;
+        if constexpr (std::is_array_v<D>) {
+          s = a;
+          n = sizeof(a) - (a[sizeof(a) - 1] == '\0' ? 1 : 0);  // a C string literal's terminator
+        } else {
+          s = a.data();
+          n = a.size();
+        }
+        if (find_nul_or_non_ascii(s, 0, n) != n) return false;
+        *p++ = static_cast<char>(code::string);
+        std::memcpy(p, s, n);
+        p += n;
+        *p++ = '\0';
+        return true;
+      }
+    }
   }
 
   template <std::size_t S, class Args>
@@ -179,6 +290,9 @@ struct key_codec {
       return true;
     } else {
       using T = typename seg::type;
+      if constexpr (tuple_integer<T>) {  // the common integer, type code checked on the way
+        if (try_read_integer(r, std::get<KS::fields_before[S]>(out))) return true;
+      }
       if (r.at_end() || !codec_traits<T>::type_codes().contains(r.peek())) return false;
       decode_field_into<T>(r, std::get<KS::fields_before[S]>(out));
       return true;

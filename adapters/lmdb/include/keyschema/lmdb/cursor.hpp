@@ -92,7 +92,23 @@ class lmdb_cursor {
   // REQUIRES: valid(). Errors: backend_error naming mdb_cursor_get (LMDB failed to read a page:
   // a corrupt file or an I/O error; the cursor is then invalid); keyschema::error when the
   // cursor belongs to a write transaction that has ended.
-  void next() {
+  KEYSCHEMA_ALWAYS_INLINE void next() {
+    if (!(write_ || shared_)) [[likely]] {  // a private read transaction: nothing to check or lock
+      settle(step(op_));
+      return;
+    }
+    next_shared();
+  }
+
+  // The LMDB cursor, for power users. Valid while this cursor lives.
+  MDB_cursor* native() const noexcept { return cur_; }
+
+ private:
+  friend class lmdb_backend;
+  friend class lmdb_write_transaction;
+
+  // next() on a snapshot's or a write transaction's transaction.
+  void next_shared() {
     if (write_ && txn_->txn == nullptr) {
       valid_ = false;
       throw error("keyschema::lmdb_backend::cursor: the write transaction of this cursor has ended");
@@ -104,13 +120,6 @@ class lmdb_cursor {
       settle(step(op_));
     }
   }
-
-  // The LMDB cursor, for power users. Valid while this cursor lives.
-  MDB_cursor* native() const noexcept { return cur_; }
-
- private:
-  friend class lmdb_backend;
-  friend class lmdb_write_transaction;
 
   // A cursor on the transaction of txn: a snapshot's (shared: its copies may be used on other
   // threads, so LMDB calls are locked) or a write transaction's.
@@ -198,7 +207,7 @@ class lmdb_cursor {
 
   // Applies the result of a move: end of data, an error, or an entry checked against the
   // bound in the direction of travel.
-  void settle(int rc) {
+  KEYSCHEMA_ALWAYS_INLINE void settle(int rc) {
     if (rc != MDB_SUCCESS) [[unlikely]] {
       valid_ = false;
       if (rc == MDB_NOTFOUND) return;

@@ -59,7 +59,7 @@ class cursor_bound {
 
 // <0, 0 or >0 as key orders before, equal to or after b (memcmp, then length: LMDB's default
 // order). REQUIRES: key.mv_data points to key.mv_size readable bytes (or mv_size is 0).
-inline int compare_key(const MDB_val& key, const cursor_bound& b) noexcept {
+KEYSCHEMA_ALWAYS_INLINE int compare_key(const MDB_val& key, const cursor_bound& b) noexcept {
   const std::size_t n = key.mv_size < b.size() ? key.mv_size : b.size();
   if (n != 0) {
     if (const int c = std::memcmp(key.mv_data, b.data(), n); c != 0) return c;

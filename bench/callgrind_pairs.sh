@@ -1,0 +1,30 @@
+#!/bin/sh
+# Instructions per operation of store_bench's pairs, counted by callgrind (independent of the
+# machine's load, unlike the timings). Each benchmark runs alone at two fixed iteration counts
+# (KEYSCHEMA_BENCH_ITERATIONS) with collection on inside the benchmark functions only; the difference of
+# the two Ir totals divided by the difference of the counts is the cost of one operation (the
+# database's set-up and the first iteration's misses cancel out).
+#
+#   bench/callgrind_pairs.sh build/bench/bench/store_bench 'lmdb/(get|scan_owning)/'
+#
+# Arguments: the store_bench binary, a --benchmark_filter regex (default: every read pair).
+# Scans and drained_first: counts per scan / lookup; divide a scan's by 1,000 for one entry.
+set -eu
+bin=${1:?usage: callgrind_pairs.sh <store_bench> [filter]}
+filter=${2:-'(get|get_into|scan_owning|scan_views|scan_keys|scan_reverse|drained_first)/'}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+names=$("$bin" --benchmark_list_tests=true --benchmark_filter="$filter" | grep -E '^(leveldb|lmdb)/')
+ir() {  # ir <benchmark name> <iterations>: Ir collected inside the benchmark run
+  KEYSCHEMA_BENCH_ITERATIONS=$2 valgrind --tool=callgrind --callgrind-out-file="$out/cg" \
+    --toggle-collect='*(benchmark::State&)' \
+    "$bin" --benchmark_filter="^$1(/|$)" >/dev/null 2>&1
+  sed -n 's/^summary: *//p; s/^totals: *//p' "$out/cg" | head -n 1
+}
+printf '%-32s %14s\n' benchmark 'Ir/op'
+for name in $names; do
+  case $name in */scan_*) lo=20 hi=120 ;; *) lo=2000 hi=12000 ;; esac
+  a=$(ir "$name" $lo)
+  b=$(ir "$name" $hi)
+  printf '%-32s %14s\n' "$name" $(( (b - a) / (hi - lo) ))
+done
