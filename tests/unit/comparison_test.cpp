@@ -176,6 +176,34 @@ TEST_CASE("compact runs after the last repetition of a write workload only, and 
   CHECK(r.results().back().disk_bytes_compacted == 0);
 }
 
+TEST_CASE("a --workloads or --backends name that no run offers is an error, not an empty report") {
+  auto work = [](auto& db, cmp::probe& p) { p.op([&] { db.template put<kv>({1}, std::string("v"), p.write()); }); };
+  const cmp::backend<schema, ks::memory_backend> b{"memory"};
+  {
+    const char* argv[] = {"t", "--repetitions", "1", "--warmup", "0", "--no-progress", "--workloads", "writes,wrties"};
+    cmp::runner<schema> r(8, argv);
+    r.run("writes", work, b);
+    CHECK(r.results().size() == 1);  // the known name ran
+    CHECK_THROWS_WITH(r.finish(), Catch::Contains("--workloads names 'wrties'") && Catch::Contains("writes"));
+  }
+  {
+    const char* argv[] = {"t", "--repetitions", "1", "--warmup", "0", "--no-progress", "--backends", "memroy"};
+    cmp::runner<schema> r(8, argv);
+    r.run("writes", work, b);
+    CHECK(r.results().empty());
+    CHECK_THROWS_WITH(r.finish(), Catch::Contains("--backends names 'memroy'"));
+  }
+  {
+    // A name offered by another runner whose results were added is known.
+    const char* argv[] = {"t", "--repetitions", "1", "--warmup", "0", "--no-progress", "--workloads", "other"};
+    cmp::runner<schema> r(8, argv), second(8, argv);
+    second.run("other", work, b);
+    r.add_results(second);
+    CHECK(r.results().size() == 1);
+    CHECK(r.finish() == 0);
+  }
+}
+
 TEST_CASE("bad options name the option") {
   const char* argv[] = {"t", "--repetitions", "x"};
   CHECK_THROWS_WITH(cmp::options::parse(3, argv), Catch::Contains("--repetitions"));

@@ -1330,8 +1330,8 @@ int main(int argc, char** argv) {
 
     // One report: the broker runner owns the output options and the machine description.
     br.machine().note = quick ? "--quick sizes" : "";
-    br.add_results(er.results());
-    br.add_results(tr.results());
+    br.add_results(er);
+    br.add_results(tr);
     const int rc = br.finish();
     if (!batch_notes().empty()) {
       std::cout << "smaller batches (the backend's write limits):\n";

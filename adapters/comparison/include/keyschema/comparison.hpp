@@ -49,6 +49,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <set>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -644,6 +645,17 @@ class runner {
 
   // Appends results measured elsewhere (e.g. by a runner of another schema) to this report.
   void add_results(const std::vector<result>& more) { results_.insert(results_.end(), more.begin(), more.end()); }
+  // Adds the results of another runner (of another schema), and the workload and backend names
+  // it offered, so that finish() checks --workloads and --backends against every runner's.
+  template <class Other>
+  void add_results(const runner<Other>& other) {
+    add_results(other.results());
+    known_workloads_.insert(other.known_workloads().begin(), other.known_workloads().end());
+    known_backends_.insert(other.known_backends().begin(), other.known_backends().end());
+  }
+  // The workload and backend names passed to run() / run_reads(), selected or not.
+  const std::set<std::string>& known_workloads() const noexcept { return known_workloads_; }
+  const std::set<std::string>& known_backends() const noexcept { return known_backends_; }
 
   // Measures the fsync rate in the data directory (about `seconds`) and records it.
   double measure_fsync(double seconds = 1.0) {
@@ -657,6 +669,8 @@ class runner {
   // a fresh store. Skipped entirely when the options do not select `workload`.
   template <class Work, class... Bs>
   void run(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+    known_workloads_.insert(workload);
+    (known_backends_.insert(bs.name), ...);
     if (!opt_.wants_workload(workload)) return;
     (run_one(workload, work, bs, false), ...);
   }
@@ -666,6 +680,8 @@ class runner {
   // false, and the result is marked `reads` (no sync column, no fsync fraction).
   template <class Work, class... Bs>
   void run_reads(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+    known_workloads_.insert(workload);
+    (known_backends_.insert(bs.name), ...);
     if (!opt_.wants_workload(workload)) return;
     (run_one(workload, work, bs, true), ...);
   }
@@ -693,7 +709,12 @@ class runner {
   // Prints the table to stdout, writes --json and --svg when given (and says where on stdout).
   // Returns 0, for `return r.finish();` in main. Throws std::runtime_error when a file cannot be
   // written.
+  // Throws std::invalid_argument, before printing anything, when --workloads or --backends
+  // names something no run() offered (a misspelt name would otherwise measure nothing and say
+  // nothing).
   int finish() {
+    check_selected("--workloads", opt_.workloads, known_workloads_);
+    check_selected("--backends", opt_.backends, known_backends_);
     if (opt_.progress) std::cerr << "\r\033[K" << std::flush;
     print_table(std::cout, machine_, results_);
     if (!opt_.json.empty()) {
@@ -779,7 +800,19 @@ class runner {
     if (!f) throw std::runtime_error("keyschema::comparison: cannot write " + path);
   }
 
+  static void check_selected(const char* option, const std::vector<std::string>& asked,
+                             const std::set<std::string>& known) {
+    for (const std::string& n : asked) {
+      if (known.count(n) != 0) continue;
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ",") + k;
+      throw std::invalid_argument(std::string("keyschema::comparison: ") + option + " names '" + n +
+                                  "', which this program does not run; it runs: " + list);
+    }
+  }
+
   options opt_;
+  std::set<std::string> known_workloads_, known_backends_;
   bool owned_ = false;
   machine_info machine_;
   std::vector<result> results_;
