@@ -115,6 +115,9 @@ function(keyschema_add_doc_tests)
     set_tests_properties(docs.${name} PROPERTIES
       LABELS "docs"
       RESOURCE_LOCK keyschema_build_tree
+      # The build-tree lock serialises the front-end tests: starting the longest of them (a
+      # document compiles all its blocks) first keeps that chain from ending the run alone.
+      COST 50
       TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
   endforeach()
 endfunction()

@@ -47,7 +47,10 @@
 # Options (cache variables):
 #   KEYSCHEMA_TEST_PCH (ON)        the unit and conformance tests reuse one precompiled header
 #                                  (<catch2/catch.hpp>, <keyschema/keyschema.hpp>) per build tree,
-#                                  target keyschema_test_pch, compiled with the tests' exact flags
+#                                  target keyschema_test_pch, compiled with the tests' exact flags;
+#                                  the compile-fail checks and their controls reuse
+#                                  keyschema_compile_fail_pch, the documentation blocks
+#                                  keyschema_doc_pch (keyschema_frontend_pch below)
 #   KEYSCHEMA_TEST_OPTIMIZE ("")   (cmake/KeyschemaTestOptimize.cmake) an optimisation flag
 #                                  (scripts/test: -Og in its Release pass) added after the build
 #                                  type's to the unit/conformance tests and every other program
@@ -436,6 +439,8 @@ function(keyschema_add_package_tests)
     set_tests_properties(${name} PROPERTIES
       LABELS "package"
       PASS_REGULAR_EXPRESSION "keyschema-package-test: ${mode} ok"
+      # 16 to 19 s each (a configure and a build): ctest -j starts them early instead of last.
+      COST 100
       TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
   endforeach()
 endfunction()
