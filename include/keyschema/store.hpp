@@ -43,6 +43,7 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/counters.hpp>
 #include <keyschema/indexes.hpp>
+#include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/derived_writes.hpp>
@@ -87,23 +88,14 @@ inline constexpr adopt_t adopt{};
 
 namespace detail {
 
-// The batch a transaction's commit is built in: one per thread, kept between commits so that its
-// buffer is allocated once. A fresh buffer of a large transaction (64 KiB chunks: megabytes) is a
-// fresh mapping from the allocator at each commit (glibc maps allocations of its mmap threshold
-// and more), and touching its pages for the first time cost more than the engine's write
-// (publish of 64 KiB messages on LMDB: 80 ms per commit of 100 against 3.3 ms with the buffer
-// kept). Only a transaction's commit uses it, between two statements that call no user code.
-inline write_batch& commit_buffer() noexcept {
-  static thread_local write_batch b;
-  return b;
-}
-// Empties the buffer after a commit; a buffer of more than 64 MiB is given back.
-inline void release_commit_buffer(write_batch& b) noexcept {
-  if (b.byte_size() > (std::size_t{64} << 20))
-    b = write_batch{};
-  else
-    b.clear();
-}
+// The batch a transaction's commit is built in: the thread's, kept between commits
+// (detail/backend/thread_batch.hpp says why). Only a transaction's commit uses it, between two
+// statements that call no user code.
+struct write_batch_ops {
+  static std::size_t size(const write_batch& b) noexcept { return b.byte_size(); }
+  static void clear(write_batch& b) noexcept { b.clear(); }
+};
+using commit_batch_lease = thread_batch_lease<write_batch, write_batch_ops>;
 
 template <class... Args>
 struct starts_with_adopt : std::false_type {};
@@ -491,12 +483,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   // REQUIRES: no scan of this transaction is used after commit().
   void commit(const write_options& opts = {}) {
     require_open();
-    write_batch& b = detail::commit_buffer();
-    b.clear();
-    struct release_guard {
-      write_batch& b;
-      ~release_guard() { detail::release_commit_buffer(b); }
-    } release_b{b};
+    detail::commit_batch_lease lease;
+    write_batch& b = lease.get();
     detail::overlay_to_batch(pending_, b);
     store_->check_batch(b);  // a limit: nothing written, the transaction stays open
     if constexpr (native_) {

@@ -159,6 +159,32 @@ TEST_CASE("etcd: a snapshot reads one revision until it is compacted, then says 
   }
 }
 
+TEST_CASE("etcd: compact_history removes the history before the current revision; twice is no error",
+          "[etcd][snapshot]") {
+  keyschema::etcd_backend db(options("compact_history/"));
+  db.erase_range({}, {});
+  db.write(puts(3), {});
+  const keyschema::etcd_snapshot old = db.snapshot();
+  db.write(puts(5, 2), {});
+  std::string v;
+  REQUIRE(db.get("k10000", v, &old));  // readable before the compaction
+
+  db.compact_history();
+  db.compact_history();  // nothing written since: the revision is compacted already, no error
+  try {
+    db.get("k10000", v, &old);
+    FAIL("a read at a revision compact_history removed succeeded");
+  } catch (const keyschema::backend_error& e) {
+    CHECK(e.native_call() == "etcd /v3/kv/range");
+    CHECK_THAT(e.what(), Catch::Contains("compacted"));
+  }
+  // The current state is intact, and a snapshot taken now reads it.
+  const keyschema::etcd_snapshot now = db.snapshot();
+  std::size_t n = 0;
+  for (auto c = db.cursor({}, &now); c.valid(); c.next()) ++n;
+  CHECK(n == 5);
+}
+
 TEST_CASE("etcd: an endpoint that never answers is a deadline error, not a hang", "[etcd][deadline]") {
   // A listening socket that never accepts: the TCP connection completes, no answer ever comes.
   const auto [fd, silent] = listen_loopback();

@@ -4,8 +4,9 @@
 // (`start <dir> <base-port>`) and stops it, removing its data (`stop <dir>`), when it is
 // destroyed, and from a SIGINT / SIGTERM / SIGHUP handler (which runs the stop script, then lets
 // the signal end the process). etcd_admin speaks to a cluster's v3 JSON gateway for what the
-// benchmark needs besides the store: the members' database sizes (maintenance/status) and a
-// compaction. Both use libcurl, which keyschema::etcd links.
+// benchmark needs besides the store: the members' database sizes (maintenance/status; the
+// compaction is the adapter's, etcd_backend::compact_history). Both use libcurl, which
+// keyschema::etcd links.
 //
 // Thread-safety: one local_etcd_cluster per process (the signal handler knows one); create and
 // destroy it from the main thread. etcd_admin's functions may be called from any one thread at a
@@ -213,12 +214,6 @@ class etcd_admin {
       total += number(j.value("dbSizeInUse", nlohmann::json(j.value("dbSize", nlohmann::json("0")))));
     }
     return total;
-  }
-
-  // Compacts the history up to `revision` and waits until every member applied it (physical).
-  void compact(std::int64_t revision) const {
-    post(endpoints_.front(), "/v3/kv/compaction",
-         "{\"revision\":\"" + std::to_string(revision) + "\",\"physical\":true}");
   }
 
   // POSTs `body` to endpoint + path; returns the answer of HTTP 200, throws otherwise.

@@ -182,6 +182,21 @@ class etcd_backend {
     return snapshot_type(c_->current_revision("keyschema::etcd_backend: taking a snapshot"));
   }
 
+  // Compacts the cluster's history up to its current revision, physically (etcd
+  // /v3/kv/compaction; returns once every member removed it). etcd keeps every erased or
+  // overwritten key as history until a compaction, and reads over a range full of it slow down
+  // (a put and a get: 5.3 ms on a fresh cluster, 43 ms after erasing 100k keys, 2.1 ms after
+  // compacting); clusters usually compact on their own (--auto-compaction-retention).
+  // The history is the whole cluster's, not this backend's key prefix: afterwards, a snapshot or
+  // transaction of any client reading at an older revision fails (backend_error, "the snapshot's
+  // revision was removed by an etcd compaction"). Call it only where no other client holds one.
+  // Errors: backend_error, native_call "etcd /v3/kv/range" (reading the current revision) or
+  // "etcd /v3/kv/compaction"; std::bad_alloc. Compacting twice with no write between is no error.
+  void compact_history() const {
+    const std::string context = "keyschema::etcd_backend: compacting the history";
+    c_->compact(context, c_->current_revision(context));
+  }
+
   // A cursor over the keys k with range.lower <= k < range.upper (no upper bound when
   // range.upper is empty), ascending, or descending when range.reverse, at *snap's revision, or
   // at the revision of the first page's answer when snap is nullptr. The bounds are copied; the

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
 #include <keyschema/error.hpp>
@@ -57,6 +58,14 @@
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
+
+namespace leveldb_detail {
+// How detail::thread_batch_lease measures and empties the engine's batch.
+struct write_batch_ops {
+  static std::size_t size(const ::leveldb::WriteBatch& b) { return b.ApproximateSize(); }
+  static void clear(::leveldb::WriteBatch& b) { b.Clear(); }
+};
+}  // namespace leveldb_detail
 
 class leveldb_backend {
  public:
@@ -201,19 +210,9 @@ class leveldb_backend {
       throw limit_error("keyschema::leveldb_backend: a batch of " + std::to_string(batch.size()) +
                         " operations exceeds LevelDB's limit of 2^32 - 1 per batch; nothing was written");
     }
-    // One engine batch per thread, kept between writes (emptied after each, given back above
-    // 64 MiB): a fresh batch of megabytes is a fresh mapping from the allocator at every write, and
-    // touching its pages cost more than the write (64 KiB chunks, 100 messages per commit).
-    static thread_local ::leveldb::WriteBatch kept;
-    struct empty_after {
-      ::leveldb::WriteBatch& b;
-      ~empty_after() {
-        if (b.ApproximateSize() > (std::size_t{64} << 20)) b = ::leveldb::WriteBatch();
-        else b.Clear();
-      }
-    } empty_kept{kept};
-    ::leveldb::WriteBatch& wb = kept;
-    wb.Clear();
+    // The thread's engine batch, kept between writes (detail/backend/thread_batch.hpp says why).
+    detail::thread_batch_lease<::leveldb::WriteBatch, leveldb_detail::write_batch_ops> lease;
+    ::leveldb::WriteBatch& wb = lease.get();
     for (const write_batch::op o : batch) {
       if (o.key.size() > s_->max_entry || o.value.size() > s_->max_entry - o.key.size()) {
         throw limit_error("keyschema::leveldb_backend: an operation of " + std::to_string(o.key.size()) +

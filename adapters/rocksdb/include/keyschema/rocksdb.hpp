@@ -32,6 +32,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
 #include <keyschema/error.hpp>
@@ -63,6 +64,14 @@
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
+
+namespace rocksdb_detail {
+// How detail::thread_batch_lease measures and empties the engine's batch.
+struct write_batch_ops {
+  static std::size_t size(const ::rocksdb::WriteBatch& b) { return b.GetDataSize(); }
+  static void clear(::rocksdb::WriteBatch& b) { b.Clear(); }
+};
+}  // namespace rocksdb_detail
 
 class rocksdb_backend {
  public:
@@ -216,19 +225,9 @@ class rocksdb_backend {
       throw limit_error("keyschema::rocksdb_backend: a batch of " + std::to_string(batch.size()) +
                         " operations exceeds RocksDB's limit of 2^32 - 1 per batch; nothing was written");
     }
-    // One engine batch per thread, kept between writes (emptied after each, given back above
-    // 64 MiB): a fresh batch of megabytes is a fresh mapping from the allocator at every write, and
-    // touching its pages cost more than the write (64 KiB chunks, 100 messages per commit).
-    static thread_local ::rocksdb::WriteBatch kept;
-    struct empty_after {
-      ::rocksdb::WriteBatch& b;
-      ~empty_after() {
-        if (b.GetDataSize() > (std::size_t{64} << 20)) b = ::rocksdb::WriteBatch();
-        else b.Clear();
-      }
-    } empty_kept{kept};
-    ::rocksdb::WriteBatch& wb = kept;
-    wb.Clear();
+    // The thread's engine batch, kept between writes (detail/backend/thread_batch.hpp says why).
+    detail::thread_batch_lease<::rocksdb::WriteBatch, rocksdb_detail::write_batch_ops> lease;
+    ::rocksdb::WriteBatch& wb = lease.get();
     for (const write_batch::op o : batch) {
       if (o.key.size() > s_->max_entry || o.value.size() > s_->max_entry - o.key.size()) {
         throw limit_error("keyschema::rocksdb_backend: an operation of " + std::to_string(o.key.size()) +

@@ -100,6 +100,20 @@ class client {
     return r;
   }
 
+  // Compacts the cluster's history up to revision (etcd /v3/kv/compaction, physical: returns once
+  // every member removed it). A revision compacted before is no error: the history up to it is
+  // gone either way. context prefixes error messages.
+  // Errors: backend_error (see transport::post and throw_etcd_error; a revision above the
+  // cluster's current one is "future revision"), native_call "etcd /v3/kv/compaction";
+  // std::bad_alloc.
+  void compact(const std::string& context, std::int64_t revision) const {
+    const std::string body = "{\"revision\":\"" + std::to_string(revision) + "\",\"physical\":true}";
+    const http_answer a = transport_.post(context, "/v3/kv/compaction", body, true);
+    if (a.status == 200) return;
+    if (parse_error_body(a.body).message.find("required revision has been compacted") != std::string::npos) return;
+    throw_etcd_error(context, "etcd /v3/kv/compaction", a.endpoint, a.status, a.body);
+  }
+
   // One range read of [r.begin, r.end) at revision (0: the latest, linearizable), at most limit
   // keys (0: all), ascending or descending by key. context prefixes error messages.
   // Errors: backend_error (see transport::post and throw_etcd_error; a compacted revision says
