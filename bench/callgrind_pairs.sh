@@ -1,20 +1,21 @@
 #!/bin/sh
-# Instructions per operation of store_bench's pairs, counted by callgrind (independent of the
-# machine's load, unlike the timings). Each benchmark runs alone at two fixed iteration counts
+# Instructions per operation of a benchmark's pairs (store_bench, codec_bench), counted by
+# callgrind (independent of the machine's load, unlike the timings). Each benchmark runs alone at two fixed iteration counts
 # (KEYSCHEMA_BENCH_ITERATIONS) with collection on inside the benchmark functions only; the difference of
 # the two Ir totals divided by the difference of the counts is the cost of one operation (the
 # database's set-up and the first iteration's misses cancel out).
 #
 #   bench/callgrind_pairs.sh build/bench/bench/store_bench 'lmdb/(get|scan_owning)/'
+#   bench/callgrind_pairs.sh build/bench/bench/codec_bench .
 #
-# Arguments: the store_bench binary, a --benchmark_filter regex (default: every read pair).
+# Arguments: the benchmark binary, a --benchmark_filter regex (default: store_bench's read pairs).
 # Scans and drained_first: counts per scan / lookup; divide a scan's by 1,000 for one entry.
 set -eu
 bin=${1:?usage: callgrind_pairs.sh <store_bench> [filter]}
 filter=${2:-'(get|get_into|scan_owning|scan_views|scan_keys|scan_reverse|drained_first)/'}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-names=$("$bin" --benchmark_list_tests=true --benchmark_filter="$filter" | grep -E '^(leveldb|lmdb)/')
+names=$("$bin" --benchmark_list_tests=true --benchmark_filter="$filter" | grep -E '^[^ ]+/[^ ]+$')
 ir() {  # ir <benchmark name> <iterations>: Ir collected inside the benchmark run
   KEYSCHEMA_BENCH_ITERATIONS=$2 valgrind --tool=callgrind --callgrind-out-file="$out/cg" \
     --toggle-collect='*(benchmark::State&)' \

@@ -33,6 +33,7 @@
 // build/bench/bench/store_bench [filter] runs each pair under callgrind at two fixed iteration
 // counts (KEYSCHEMA_BENCH_ITERATIONS) and prints the instructions per operation.
 #include <benchmark/benchmark.h>
+#include "fixed_iterations.hpp"
 #include <keyschema/keyschema.hpp>
 #include <keyschema/leveldb.hpp>
 #include <keyschema/lmdb.hpp>
@@ -689,12 +690,7 @@ void check_keys() {
 
 constexpr std::int64_t kEraseIterations = 2000;
 
-// KEYSCHEMA_BENCH_ITERATIONS=n runs every benchmark exactly n iterations (for instruction
-// counts: bench/callgrind_pairs.sh runs each pair at two counts and divides the difference).
-void fixed_iterations(benchmark::internal::Benchmark* b) {
-  if (const char* n = std::getenv("KEYSCHEMA_BENCH_ITERATIONS"); n != nullptr && std::atoll(n) > 0)
-    b->Iterations(std::atoll(n));
-}
+using keyschema_bench::fixed_iterations;  // KEYSCHEMA_BENCH_ITERATIONS (bench/fixed_iterations.hpp)
 
 #define KS_PAIR(engine_name, op, ks_fn, native_fn)                                     \
   BENCHMARK(ks_fn)->Name(#engine_name "/" #op "/keyschema")->Apply(fixed_iterations);  \

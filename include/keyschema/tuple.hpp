@@ -13,6 +13,7 @@
 #pragma once
 
 #include <keyschema/codec.hpp>
+#include <keyschema/detail/codec/direct_write.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/tuple_dynamic.hpp>
 #include <keyschema/tuple_reader.hpp>
@@ -30,10 +31,17 @@ namespace tuple {
 // Appends the elements vs... to out, in order. Allocates nothing besides out's growth.
 // Throws keyschema::error if a std::string argument is not valid UTF-8 (or whatever a user
 // codec throws); out then holds the elements before the failing one.
+// Integers and plain ASCII text are written into a stack buffer and appended to out at once
+// (detail/codec/direct_write.hpp); other elements grow out one by one.
 template <class... Ts>
 void pack_into(std::string& out, const Ts&... vs) {
   static_assert((key_writable<Ts> && ...), KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
-  if constexpr ((key_writable<Ts> && ...)) (codec_traits<Ts>::encode(out, vs), ...);
+  if constexpr ((key_writable<Ts> && ...)) {
+    if constexpr (sizeof...(Ts) > 0 && (detail::direct_value<Ts> && ...)) {
+      if (detail::append_direct(out, vs...)) return;
+    }
+    (codec_traits<Ts>::encode(out, vs), ...);
+  }
 }
 
 // Returns the encoding of the tuple (vs...). pack() of nothing is the empty string.
@@ -42,7 +50,7 @@ template <class... Ts>
 std::string pack(const Ts&... vs) {
   static_assert((key_writable<Ts> && ...), KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
   std::string out;
-  if constexpr ((key_writable<Ts> && ...)) (codec_traits<Ts>::encode(out, vs), ...);
+  if constexpr ((key_writable<Ts> && ...)) pack_into(out, vs...);
   return out;
 }
 

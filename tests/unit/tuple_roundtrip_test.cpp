@@ -374,3 +374,60 @@ TEST_CASE("integers of every byte length at the end of the input and before more
     }
   }
 }
+
+// pack_into writes integers and plain ASCII text through a stack buffer
+// (detail/codec/direct_write.hpp); every other element, and text with a NUL or a byte above 0x7f,
+// through codec_traits<T>::encode. Both must give the same bytes.
+namespace {
+template <class... Ts>
+std::string element_by_element(const Ts&... vs) {
+  std::string out;
+  (keyschema::codec_traits<Ts>::encode(out, vs), ...);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("pack's buffered path writes the bytes of the element-by-element path", "[tuple][roundtrip]") {
+  using i64 = std::numeric_limits<std::int64_t>;
+  using u64 = std::numeric_limits<std::uint64_t>;
+  const std::vector<std::int64_t> signed_values{0, 1, -1, 255, 256, -255, -256, 65535, -65536, i64::max(), i64::min(),
+                                                i64::min() + 1, 1'000'000'000'007};
+  for (const std::int64_t v : signed_values) {
+    INFO("value " << v);
+    CHECK(hex(tuple::pack(v)) == hex(element_by_element(v)));
+    CHECK(hex(tuple::pack("DESTINATION", std::string("q"), v)) == hex(element_by_element("DESTINATION", std::string("q"), v)));
+    CHECK(hex(tuple::pack(static_cast<std::int8_t>(v), static_cast<std::int16_t>(v), static_cast<std::int32_t>(v))) ==
+          hex(element_by_element(static_cast<std::int8_t>(v), static_cast<std::int16_t>(v), static_cast<std::int32_t>(v))));
+  }
+  for (const std::uint64_t v : {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{0x80}, std::uint64_t{1} << 63, u64::max()}) {
+    INFO("value " << v);
+    CHECK(hex(tuple::pack(v, static_cast<std::uint8_t>(v))) == hex(element_by_element(v, static_cast<std::uint8_t>(v))));
+  }
+  // Text: plain ASCII (buffered), with a NUL (escaped), non-ASCII UTF-8 (validated): same bytes.
+  for (const std::string& s : {std::string(), std::string("queue-7"), std::string("a\0b", 3), std::string("\xc3\xa9t\xc3\xa9"),
+                              std::string(300, 'x')}) {
+    INFO("text of " << s.size() << " bytes");
+    CHECK(hex(tuple::pack(s, std::string_view(s), 7)) == hex(element_by_element(s, std::string_view(s), 7)));
+  }
+  // Char arrays: a literal's terminator is not text; an array without one is all text; an
+  // embedded NUL ends the text (as codec<char[N]> says).
+  const char no_terminator[3] = {'a', 'b', 'c'};
+  const char embedded[6] = {'a', 'b', '\0', 'c', 'd', '\0'};
+  CHECK(hex(tuple::pack("MESSAGE_METADATA", no_terminator, embedded)) ==
+        hex(element_by_element("MESSAGE_METADATA", no_terminator, embedded)));
+  CHECK(hex(tuple::pack(no_terminator)) == "02 61 62 63 00");
+  CHECK(hex(tuple::pack(embedded)) == "02 61 62 00");
+  // Bounds past the buffer (256 bytes) take the element-by-element path whole.
+  const std::string long_text(250, 'y');
+  CHECK(hex(tuple::pack(long_text, std::uint64_t{42})) == hex(element_by_element(long_text, std::uint64_t{42})));
+  // A non-direct element among them (a double) sends the whole tuple down the general path.
+  CHECK(hex(tuple::pack("A", 1.5, std::uint64_t{9})) == hex(element_by_element("A", 1.5, std::uint64_t{9})));
+  // Invalid UTF-8 is refused on either path, and pack_into leaves what it appended before alone.
+  std::string out = "kept";
+  CHECK_THROWS_AS(tuple::pack_into(out, "A", std::string("\xff")), keyschema::error);
+  CHECK(out.substr(0, 4) == "kept");
+  // pack_into appends.
+  out = "x";
+  tuple::pack_into(out, "A", std::uint64_t{1});
+  CHECK(hex(out) == "78 " + hex(tuple::pack("A", std::uint64_t{1})));
+}

@@ -11,6 +11,7 @@
 
 #include <keyschema/codec.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/codec/direct_write.hpp>
 #include <keyschema/detail/schema/key_argument.hpp>
 #include <keyschema/detail/codec/tuple_text.hpp>
 #include <keyschema/error.hpp>
@@ -145,14 +146,13 @@ struct key_codec {
   }
 
   // Keys made of literals, integers and plain text (the usual case) are written into a stack
-  // buffer and appended once; any other key, or text that needs escaping or validating beyond
-  // ASCII, takes the general path, segment by segment.
+  // buffer and appended once (detail/codec/direct_write.hpp); any other key, or text that needs
+  // escaping or validating beyond ASCII, takes the general path, segment by segment.
   template <std::size_t N, class Args, std::size_t... S>
   static void encode_segments(std::string& out, const Args& args, std::index_sequence<S...>) {
     if constexpr ((direct_segment<S, Args>() && ...)) {
-      constexpr std::size_t room = 256;
-      if ((segment_bound<S>(args) + ... + std::size_t{0}) <= room) {
-        char buf[room];
+      if ((segment_bound<S>(args) + ... + std::size_t{0}) <= direct_room) {
+        char buf[direct_room];
         char* p = buf;
         if ((write_segment<S>(p, args) && ...)) {
           out.append(buf, static_cast<std::size_t>(p - buf));
@@ -166,11 +166,6 @@ struct key_codec {
   // The argument given for the field at segment S (S: a field segment).
   template <std::size_t S, class Args>
   using arg_at = std::remove_cvref_t<std::tuple_element_t<KS::fields_before[S], Args>>;
-
-  template <class D>
-  static constexpr bool is_text_argument =
-      std::is_same_v<D, std::string> || std::is_same_v<D, std::string_view> ||
-      (std::is_array_v<D> && std::is_same_v<std::remove_extent_t<D>, char>);
 
   // Whether segment S can be written by write_segment: a literal, an integer field given an
   // integer, or a std::string field given a std::string, std::string_view or char array.
@@ -193,68 +188,25 @@ struct key_codec {
 
   // The most bytes write_segment may touch for segment S.
   template <std::size_t S, class Args>
-  static std::size_t segment_bound(const Args& args) {
+  KEYSCHEMA_ALWAYS_INLINE static std::size_t segment_bound(const Args& args) {
     using seg = std::tuple_element_t<S, segments>;
-    if constexpr (is_lit<seg>::value) {
+    if constexpr (is_lit<seg>::value)
       return seg::encoded.size();
-    } else if constexpr (tuple_integer<typename seg::type>) {
-      return 9;  // the type code and an 8-byte store
-    } else {
-      const auto& a = std::get<KS::fields_before[S]>(args);
-      if constexpr (std::is_array_v<std::remove_cvref_t<decltype(a)>>)
-        return sizeof(a) + 2;
-      else
-        return a.size() + 2;
-    }
+    else
+      return direct_bound(std::get<KS::fields_before[S]>(args));
   }
 
   // Writes segment S at p and advances p; false (p unspecified) when the text is not plain
   // ASCII without NUL, which the general path escapes or validates.
   template <std::size_t S, class Args>
-  static bool write_segment(char*& p, const Args& args) {
+  KEYSCHEMA_ALWAYS_INLINE static bool write_segment(char*& p, const Args& args) {
     using seg = std::tuple_element_t<S, segments>;
     if constexpr (is_lit<seg>::value) {
       std::memcpy(p, seg::encoded.data(), seg::encoded.size());
       p += seg::encoded.size();
       return true;
     } else {
-      const auto& a = std::get<KS::fields_before[S]>(args);
-      using D = std::remove_cvref_t<decltype(a)>;
-      if constexpr (tuple_integer<D>) {
-        std::uint64_t bits = static_cast<std::uint64_t>(a);
-        bool negative = false;
-        if constexpr (std::is_signed_v<D>) negative = a < 0;
-        unsigned n;
-        if (negative) {
-          n = byte_length(std::uint64_t{0} - bits);  // the magnitude's bytes
-          *p = static_cast<char>(code::int_zero - n);
-          bits = ~(std::uint64_t{0} - bits);
-        } else {
-          n = byte_length(bits);
-          *p = static_cast<char>(code::int_zero + n);
-        }
-        // The n low bytes of bits, big-endian, then bytes the next segment overwrites.
-        const std::uint64_t be = to_big_endian(n == 0 ? 0 : bits << (64 - 8 * n));
-        std::memcpy(p + 1, &be, 8);
-        p += 1 + n;
-        return true;
-      } else {
-        std::size_t n;
-        const char* s;
-        if constexpr (std::is_array_v<D>) {
-          s = a;
-          n = sizeof(a) - (a[sizeof(a) - 1] == '\0' ? 1 : 0);  // a C string literal's terminator
-        } else {
-          s = a.data();
-          n = a.size();
-        }
-        if (find_nul_or_non_ascii(s, 0, n) != n) return false;
-        *p++ = static_cast<char>(code::string);
-        std::memcpy(p, s, n);
-        p += n;
-        *p++ = '\0';
-        return true;
-      }
+      return direct_write(p, std::get<KS::fields_before[S]>(args));
     }
   }
 
