@@ -602,3 +602,44 @@ TEST_CASE("scans compose with range-v3 views", "[store][ranges]") {
   db.put<message_expiration>({"q", 21}, 1);
   CHECK(ranges::distance(v) == 21);
 }
+
+// A transaction's commit builds its batch in a batch kept per thread
+// (detail/backend/thread_batch.hpp) and hands it to the backend's write(). A backend of the
+// user's may commit through another store from there, on the same thread: that inner commit
+// must get a batch of its own, not empty the one the outer write is still reading.
+namespace {
+class mirroring_backend : public keyschema_test::ref_backend<> {
+ public:
+  mirroring_backend(ks::memory_backend& inner, mem_store& mirror) : ref_backend(inner), mirror_(&mirror) {}
+  void write(const ks::write_batch& b, const ks::write_options& o) {
+    auto tx = mirror_->transaction();  // a whole commit, nested in the outer one
+    tx.put<message_metadata>({"mirror", b.size()}, ks::bytes("seen"));
+    tx.commit();
+    ref_backend::write(b, o);
+  }
+
+ private:
+  mem_store* mirror_;
+};
+}  // namespace
+
+TEST_CASE("a backend's write() may commit through another store on the same thread", "[store][transaction]") {
+  ks::memory_backend inner;
+  mem_store mirror;
+  ks::store<broker, mirroring_backend> db{mirroring_backend(inner, mirror)};
+  for (int round = 0; round < 3; ++round) {  // the kept batch is lent again after each commit
+    auto tx = db.transaction();
+    for (std::uint64_t id = 0; id < 5; ++id) tx.put<message_metadata>({"q", 10 * round + id}, ks::bytes("body"));
+    tx.commit();
+  }
+  std::size_t n = 0;
+  for (const auto& e : db.scan<message_metadata>("q")) {
+    CHECK(e.value == ks::bytes("body"));
+    ++n;
+  }
+  CHECK(n == 15);
+  // Each outer write carried the 5 puts (the mirror saw the batch whole, and committed its own).
+  const auto seen = mirror.get<message_metadata>({"mirror", 5});
+  REQUIRE(seen.has_value());
+  CHECK(*seen == ks::bytes("seen"));
+}

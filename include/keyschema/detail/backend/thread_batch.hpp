@@ -10,17 +10,21 @@
 // thread_batch_lease<Batch, Ops> lends the calling thread's Batch, empty, for the lease's
 // lifetime; the lease empties it again when it ends (normally or by an exception), and gives a
 // batch larger than 64 MiB back to the allocator instead of keeping it. Ops names two static
-// functions: `std::size_t size(const Batch&)` (bytes held) and `void clear(Batch&)`.
+// functions: `std::size_t size(const Batch&)` (bytes held) and `void clear(Batch&)`, which must
+// not throw once the batch has been used (both engines' Clear() keep the batch's capacity).
 //
-// Thread-safety: each thread has its own batch per Batch type. REQUIRES: one lease per thread and
-// Batch type at a time, and no user code runs while the lease is held (a nested commit on the
-// same thread would take the same batch); the store and the adapters hold it only between
-// statements that call no user code.
+// Leases nest: the store's commit holds one while it calls the backend's write(), and a backend
+// of the user's may itself commit through another store on the same thread. A lease taken while
+// the thread's batch is lent out gets a fresh batch of its own (allocated as before this
+// header existed), so an inner lease never empties the batch an outer one is still writing.
+//
+// Thread-safety: each thread has its own batch per Batch type.
 #pragma once
 
 #include <keyschema/detail/config.hpp>
 
 #include <cstddef>
+#include <optional>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
@@ -31,25 +35,48 @@ class thread_batch_lease {
   // The largest batch kept for the next lease; a larger one is given back.
   static constexpr std::size_t kept_limit = std::size_t{64} << 20;
 
-  thread_batch_lease() : b_(slot()) { Ops::clear(b_); }
+  thread_batch_lease() {
+    slot& s = thread_slot();
+    if (!s.lent) {
+      s.lent = true;
+      kept_ = &s;
+      b_ = &s.batch;
+      Ops::clear(*b_);
+    } else {
+      b_ = &own_.emplace();
+    }
+  }
   ~thread_batch_lease() {
-    if (Ops::size(b_) > kept_limit)
-      b_ = Batch();
-    else
-      Ops::clear(b_);
+    if (kept_ == nullptr) return;  // a nested lease: its own batch goes with it
+    if (Ops::size(*b_) > kept_limit) {
+      try {
+        *b_ = Batch();
+      } catch (...) {  // no memory for a fresh batch: keep this one, emptied
+        Ops::clear(*b_);
+      }
+    } else {
+      Ops::clear(*b_);
+    }
+    kept_->lent = false;
   }
   thread_batch_lease(const thread_batch_lease&) = delete;
   thread_batch_lease& operator=(const thread_batch_lease&) = delete;
 
-  // The thread's batch, empty when the lease began. Valid until the lease ends.
-  Batch& get() noexcept { return b_; }
+  // The batch lent, empty when the lease began. Valid until the lease ends.
+  Batch& get() noexcept { return *b_; }
 
  private:
-  static Batch& slot() noexcept {
-    static thread_local Batch b;
-    return b;
+  struct slot {
+    Batch batch;
+    bool lent = false;
+  };
+  static slot& thread_slot() noexcept {
+    static thread_local slot s;
+    return s;
   }
-  Batch& b_;
+  slot* kept_ = nullptr;       // the thread's slot, when this lease holds it
+  std::optional<Batch> own_;   // the batch of a nested lease
+  Batch* b_ = nullptr;
 };
 
 }  // namespace detail
