@@ -89,8 +89,8 @@ inline constexpr adopt_t adopt{};
 namespace detail {
 
 // The batch a transaction's commit is built in: the thread's, kept between commits
-// (detail/backend/thread_batch.hpp says why). Only a transaction's commit uses it, between two
-// statements that call no user code.
+// (detail/backend/thread_batch.hpp says why). A commit made while another holds it (from inside
+// a backend's write()) gets a batch of its own.
 struct write_batch_ops {
   static std::size_t size(const write_batch& b) noexcept { return b.byte_size(); }
   static void clear(write_batch& b) noexcept { b.clear(); }
