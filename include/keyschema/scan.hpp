@@ -356,8 +356,23 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     bool done = false;
 
     // Moves to the first entry of KS at or after the cursor's position and decodes what the
-    // prefix did not fix into current (the prefix fields once per scan).
-    void settle() {
+    // prefix did not fix into current (the prefix fields once per scan). The usual step (the
+    // cursor's entry is KS's and the prefix fields are filled) is inlined into the caller's
+    // loop; the first entry, keys of other keyspaces and the end take settle_slow.
+    KEYSCHEMA_ALWAYS_INLINE void settle() {
+      raw_cursor_type& c = *cursor;
+      if (prefix_decoded && c.valid()) [[likely]] {
+        const std::string_view k = c.key();
+        if (detail::key_codec<KS>::template decode_after<prefix_segments>(k, prefix_size, current.key)) [[likely]] {
+          take_value(k);
+          return;
+        }
+        c.next();
+      }
+      settle_slow();
+    }
+
+    [[gnu::noinline]] void settle_slow() {
       raw_cursor_type& c = *cursor;
       while (c.valid()) {
         const std::string_view k = c.key();
@@ -367,15 +382,19 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
               detail::key_codec<KS>::template decode_prefix<prefix_segments>(k.substr(0, prefix_size), current.key);
             prefix_decoded = true;
           }
-          if constexpr (Mode == scan_mode::owning)
-            detail::decode_value_into<KS>(k, c.value(), current.value);
-          else if constexpr (Mode == scan_mode::views)
-            current.value = c.value();
+          take_value(k);
           return;
         }
         c.next();
       }
       done = true;
+    }
+
+    KEYSCHEMA_ALWAYS_INLINE void take_value([[maybe_unused]] std::string_view k) {
+      if constexpr (Mode == scan_mode::owning)
+        detail::decode_value_into<KS>(k, cursor->value(), current.value);
+      else if constexpr (Mode == scan_mode::views)
+        current.value = cursor->value();
     }
   };
 
@@ -385,8 +404,8 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     cursor() = default;
     explicit cursor(std::shared_ptr<state> s) : s_(std::move(s)) {}
 
-    const entry_type& read() const { return s_->current; }
-    void next() {
+    KEYSCHEMA_ALWAYS_INLINE const entry_type& read() const { return s_->current; }
+    KEYSCHEMA_ALWAYS_INLINE void next() {
       if (s_->remaining == 0) {  // the limit is reached: the engine is not moved again
         s_->done = true;
         return;

@@ -209,6 +209,72 @@ TEMPLATE_TEST_CASE("an integer that does not fit its field is a decode error for
   check_refused<KS>(valid, std::string("\x02N\x00\x0b\xf6\xfe\xff\xff\xff\xff\xff\xff\xff\xfe", 14), "N");
 }
 
+namespace {
+// What decoding `key` (prefix + one integer element + maybe more) gives, as text: "other" (the
+// key is another keyspace's), "error" (decode_error) or the value.
+template <class KS>
+std::string decoded(std::string_view key, std::size_t prefix_size, bool after_prefix) {
+  typename KS::key_type out{};
+  try {
+    const bool mine = after_prefix ? ks::detail::key_codec<KS>::template decode_after<1>(key, prefix_size, out)
+                                   : ks::detail::key_codec<KS>::decode(key, out);
+    return mine ? std::to_string(std::get<0>(out)) : "other";
+  } catch (const ks::decode_error&) {
+    return "error";
+  }
+}
+
+// The same by the element decoder alone (codec_traits<T>::decode, which never takes the key's
+// final-element path): what a key ending with that element must decode to.
+template <class T>
+std::string decoded_by_element(std::string_view element) {
+  ks::tuple::reader r(element);
+  if (r.at_end() || !ks::codec_traits<T>::type_codes().contains(r.peek())) return "other";
+  try {
+    const T v = ks::codec_traits<T>::decode(r);
+    return r.at_end() ? std::to_string(v) : "error";
+  } catch (const ks::decode_error&) {
+    return "error";
+  }
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("a key's last integer decodes on its fast path exactly as the element decoder does",
+                   "[key][integer]", std::int8_t, std::uint8_t, std::int16_t, std::uint16_t, std::int32_t,
+                   std::uint32_t, std::int64_t, std::uint64_t) {
+  using T = TestType;
+  // Keys shorter than 8 bytes (the value bytes are read one by one) and longer (one 8-byte load
+  // ending at the key's end).
+  using short_ks = ks::keyspace<"short", std::string, ks::lit<"N">, ks::field<"n", T>>;
+  using long_ks = ks::keyspace<"long", std::string, ks::lit<"LONGWORD">, ks::field<"n", T>>;
+  const std::string short_prefix = ks::tuple::pack("N");
+  const std::string long_prefix = ks::tuple::pack("LONGWORD");
+  const unsigned char patterns[] = {0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff};
+  std::size_t compared = 0, values = 0;
+  for (int code = 0x00; code <= 0x20; ++code) {
+    for (std::size_t len = 0; len <= 9; ++len) {
+      for (unsigned char first : patterns) {
+        for (int tail = 0; tail < 3; ++tail) {  // nothing after the element, a byte, an element
+          std::string element(1, static_cast<char>(code));
+          for (std::size_t i = 0; i < len; ++i) element.push_back(static_cast<char>(i == 0 ? first : 0x5a + i));
+          if (tail == 1) element.push_back('\x01');
+          if (tail == 2) element.push_back('\x14');
+          const std::string want = decoded_by_element<T>(element);
+          INFO("code " << code << ", " << len << " bytes, first " << int(first) << ", tail " << tail << ": " << want);
+          CHECK(decoded<short_ks>(short_prefix + element, short_prefix.size(), false) == want);
+          CHECK(decoded<short_ks>(short_prefix + element, short_prefix.size(), true) == want);
+          CHECK(decoded<long_ks>(long_prefix + element, long_prefix.size(), false) == want);
+          CHECK(decoded<long_ks>(long_prefix + element, long_prefix.size(), true) == want);
+          ++compared;
+          if (want != "other" && want != "error") ++values;
+        }
+      }
+    }
+  }
+  CHECK(compared == 33 * 10 * 6 * 3);
+  CHECK(values > 20);  // the fast path's own case (a value that fits T) was compared, not only refusals
+}
+
 TEST_CASE("a valid key with extra elements appended is a decode error, not a shorter key", "[key][trailing]") {
   using KS = int_ks<std::uint64_t>;
   check_refused<KS>(KS::key_type{1}, ks::tuple::pack("N", std::uint64_t{5}, "extra"), "5, \"extra\"");
@@ -228,6 +294,32 @@ TEST_CASE("a valid key with extra elements appended is a decode error, not a sho
   CHECK_THROWS_AS(db.erase_prefix<KS>(), ks::decode_error);
   std::string v;
   CHECK(inner.get(ks::tuple::pack("N", std::uint64_t{5}, "extra"), v, nullptr));
+}
+
+TEST_CASE("a scan steps over runs of another keyspace's keys between its own", "[key][neighbours]") {
+  // Over the whole keyspace, each queue's "named" keys (a string element, code 02) sort before its
+  // "numbered" ones (integers, codes 14..1c): the scan meets them after an entry it decoded, on its
+  // per-step path, one or several in a row, and at its end.
+  using numbered = ks::keyspace<"numbered", std::string, ks::lit<"Q">, ks::field<"q", std::string>, ks::field<"id", std::uint64_t>>;
+  using named = ks::keyspace<"named", std::string, ks::lit<"Q">, ks::field<"q", std::string>, ks::field<"name", std::string>>;
+  ks::store<ks::schema<numbered, named>, ks::memory_backend> db;
+  for (std::uint64_t id : {1u, 2u, 300u}) db.put<numbered>({"a", id}, "a" + std::to_string(id));
+  db.put<named>({"b", "x"}, "");
+  db.put<named>({"b", "y"}, "");
+  for (std::uint64_t id : {1u, 1u << 20}) db.put<numbered>({"b", id}, "b" + std::to_string(id));
+  db.put<named>({"c", "x"}, "");
+  db.put<numbered>({"c", std::uint64_t{1} << 63}, "c");
+  db.put<named>({"d", "x"}, "");
+  std::vector<std::string> seen;
+  for (const auto& e : db.scan<numbered>()) seen.push_back(e.value + "@" + std::to_string(e.get<"id">()));
+  CHECK(seen == std::vector<std::string>{"a1@1", "a2@2", "a300@300", "b1@1", "b1048576@1048576",
+                                         "c@9223372036854775808"});
+  seen.clear();
+  for (const auto& e : db.scan<numbered>().keys_only().limit(4)) seen.push_back(e.get<"q">() + std::to_string(e.get<"id">()));
+  CHECK(seen == std::vector<std::string>{"a1", "a2", "a300", "b1"});
+  seen.clear();
+  for (const auto& e : db.scan<numbered>().reverse()) seen.push_back(e.value);
+  CHECK(seen == std::vector<std::string>{"c", "b1048576", "b1", "a300", "a2", "a1"});
 }
 
 TEST_CASE("keys of other keyspaces in a scan's byte range are skipped", "[key][neighbours]") {

@@ -269,6 +269,34 @@ inline bool try_read_integer(tuple::reader& in, T& out) noexcept {
   return true;
 }
 
+// As try_read_integer, for an element that must end the input (the last segment of a key): true
+// only when the element is exactly the rest of the input, so the caller needs no end-of-input
+// check. Its value bytes are one 8-byte load ending at the input's end whenever the whole input
+// (the bytes consumed before included) is at least 8 bytes long. False, consuming nothing, for
+// anything else: a shorter or longer rest, another form or type code (which the general path
+// decodes or refuses with the precise error).
+template <tuple_integer T>
+KEYSCHEMA_ALWAYS_INLINE bool try_read_final_integer(tuple::reader& in, T& out) noexcept {
+  const std::string_view r = in.remaining();
+  if (r.empty()) return false;
+  const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
+  if (n > sizeof(T) || r.size() != 1 + std::size_t{n}) return false;
+  std::uint64_t v = 0;
+  if (n != 0) {
+    if (in.consumed() + r.size() >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, r.data() + r.size() - 8, 8);
+      v = to_big_endian(w) & (~std::uint64_t{0} >> (64 - 8 * n));
+    } else {
+      v = load_big_endian(r.data() + 1, n, n);
+    }
+  }
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()) || byte_length(v) != n) return false;
+  in.advance(r.size());
+  out = static_cast<T>(v);
+  return true;
+}
+
 // Consumes one integer element and converts it to T.
 // Throws decode_error: not an integer, truncated, or "integer overflow: value does not fit
 // <type> at byte N" (N = offset of the element's type code).

@@ -92,9 +92,7 @@ struct key_codec {
   static bool decode(std::string_view key, key_type& out) {
     try {
       tuple::reader r(key);
-      if (!walk_segments(r, out, std::make_index_sequence<KS::segment_count>{})) return false;
-      if (!r.at_end()) fail_trailing(r);
-      return true;
+      return decode_rest<0>(r, out);
     } catch (const decode_error& e) {
       rethrow_in_keyspace(KS::name, key, "key", e);
     }
@@ -123,10 +121,7 @@ struct key_codec {
     try {
       tuple::reader r(key);
       r.skip(offset);
-      if (!walk_range<FirstSegment>(r, out, std::make_index_sequence<KS::segment_count - FirstSegment>{}))
-        return false;
-      if (!r.at_end()) fail_trailing(r);
-      return true;
+      return decode_rest<FirstSegment>(r, out);
     } catch (const decode_error& e) {
       rethrow_in_keyspace(KS::name, key, "key", e);
     }
@@ -140,6 +135,34 @@ struct key_codec {
   }
 
  private:
+  // Whether the key ends with an integer field (an id, a sequence number: the usual case), which
+  // decode_rest reads on the final-element fast path.
+  static constexpr bool ends_with_integer = [] {
+    using last = std::tuple_element_t<KS::segment_count - 1, segments>;
+    if constexpr (is_lit<last>::value)
+      return false;
+    else
+      return tuple_integer<typename last::type>;
+  }();
+
+  // Decodes the segments from First on and checks that nothing follows them; false and
+  // decode_error as decode(). A key ending with an integer field reads that element with
+  // try_read_final_integer, which also checks the end; any key it does not take (another form,
+  // bytes after it, a value out of range) takes the general path and its errors.
+  template <std::size_t First>
+  KEYSCHEMA_ALWAYS_INLINE static bool decode_rest(tuple::reader& r, key_type& out) {
+    constexpr std::size_t last = KS::segment_count - 1;
+    if constexpr (ends_with_integer && First <= last) {
+      if (!walk_range<First>(r, out, std::make_index_sequence<last - First>{})) return false;
+      if (try_read_final_integer(r, std::get<KS::fields_before[last]>(out))) return true;
+      if (!walk_segment<last>(r, out)) return false;
+    } else {
+      if (!walk_range<First>(r, out, std::make_index_sequence<KS::segment_count - First>{})) return false;
+    }
+    if (!r.at_end()) fail_trailing(r);
+    return true;
+  }
+
   [[noreturn]] static void fail_trailing(const tuple::reader& r) {
     r.fail(std::to_string(r.remaining().size()) +
            " bytes follow the last element of the key (a key of another program, not of this schema)");
@@ -221,13 +244,8 @@ struct key_codec {
     }
   }
 
-  // Walks the segments, decoding each field into out; false at the first segment that shows the
-  // key is another keyspace's.
-  template <std::size_t... S>
-  static bool walk_segments(tuple::reader& r, key_type& out, std::index_sequence<S...>) {
-    return (walk_segment<S>(r, out) && ...);
-  }
-
+  // Walks segments First + S..., decoding each field into out; false at the first segment that
+  // shows the key is another keyspace's.
   template <std::size_t First, std::size_t... S>
   static bool walk_range(tuple::reader& r, key_type& out, std::index_sequence<S...>) {
     return (walk_segment<First + S>(r, out) && ...);
