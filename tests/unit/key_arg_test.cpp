@@ -19,6 +19,9 @@
 #include <tuple>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace key_arg_test {
+
 namespace ks = keyschema;
 using ks::testing::contains;
 using ks::testing::thrown;
@@ -124,3 +127,5 @@ TEST_CASE("field values in range, of other types, reach exactly the typed key's 
   db.erase<slot>({"q", 9L});
   CHECK(count<slot>(db) == 1);
 }
+
+}  // namespace key_arg_test

@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace key_codec_test {
+
 namespace {
 namespace ks = keyschema;
 using namespace std::chrono;
@@ -338,6 +341,8 @@ TEST_CASE("keys of other keyspaces in a scan's byte range are skipped", "[key][n
   CHECK(db.contains<str>({"zz"}));
 }
 
+}  // namespace key_codec_test
+
 namespace keyschema_test_codecs {
 // A user type with its own encoding: FDB user type code 0x41 and a 32-bit big-endian payload.
 struct tag {
@@ -362,6 +367,8 @@ struct keyschema::codec<keyschema_test_codecs::tag> {
     return {v};
   }
 };
+
+namespace key_codec_test {
 
 TEST_CASE("a user codec as the first segment never sees the schema record or neighbours", "[key][codec]") {
   // The keyspace's range is bounded by the codec's type_codes, so the schema record (0xFF...) and
@@ -460,3 +467,5 @@ TEST_CASE("keys written directly are the tuple encoding of their segments", "[ke
   p.clear();
   CHECK_THROWS_WITH(codec::encode_prefix(p, std::string("bad \xff")), Catch::Contains("invalid UTF-8"));
 }
+
+}  // namespace key_codec_test

@@ -19,6 +19,9 @@
 #include <string_view>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace scan_reads_test {
+
 namespace {
 namespace ks = keyschema;
 using namespace keyschema::conformance;
@@ -296,3 +299,5 @@ TEST_CASE("scans with prefixes and bounds longer than a view holds inline select
     CHECK(values(moved) == "cdef");
   }
 }
+
+}  // namespace scan_reads_test

@@ -20,6 +20,9 @@
 #include <tuple>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace store_test {
+
 namespace {
 namespace ks = keyschema;
 using namespace keyschema::conformance;
@@ -643,3 +646,5 @@ TEST_CASE("a backend's write() may commit through another store on the same thre
   REQUIRE(seen.has_value());
   CHECK(*seen == ks::bytes("seen"));
 }
+
+}  // namespace store_test
