@@ -23,8 +23,8 @@
 #       per file, named after the file (unit/store_test.cpp: the test store_test), with the
 #       arguments, scratch directory and properties keyschema_add_unit_test gives a test. Each test
 #       runs only its own file's test cases: `<target> -# "[#<file>]~[.]"` (Catch2's -# tags every
-#       test case with "#" and the name of the file that defines it; hidden cases stay hidden). The target <file> builds
-#       <target>. The files share a translation unit, so each keeps its namespace-scope names in a
+#       test case with "#" and the name of the file that defines it; hidden cases stay hidden). The
+#       target <file> builds <target>. The files share a translation unit, so each keeps its namespace-scope names in a
 #       namespace named after it (or in distinct names): two files declaring one name do not
 #       compile together. <target> links LIBS (every file needs them) and each file's FILE_LIBS
 #       (what only that file needs); as keyschema_add_unit_test, a file is skipped with a status
@@ -349,6 +349,16 @@ function(keyschema_add_unit_test_group)
     else()
       set(stem ${entry})
       list(APPEND file_libs_stems ${stem})
+    endif()
+  endforeach()
+  set(all_stems "")
+  foreach(src IN LISTS arg_SOURCES)
+    get_filename_component(stem "${src}" NAME_WE)
+    list(APPEND all_stems ${stem})
+  endforeach()
+  foreach(stem IN LISTS file_libs_stems)
+    if(NOT stem IN_LIST all_stems)
+      message(FATAL_ERROR "keyschema_add_unit_test_group(${arg_NAME}): FILE_LIBS names ${stem}, not a file of SOURCES")
     endif()
   endforeach()
   set(sources "")
