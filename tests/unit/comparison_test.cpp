@@ -15,6 +15,9 @@
 #include <thread>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace comparison_test {
+
 namespace ks = keyschema;
 namespace cmp = keyschema::comparison;
 
@@ -210,3 +213,5 @@ TEST_CASE("bad options name the option") {
   const char* argv2[] = {"t", "--sync", "maybe"};
   CHECK_THROWS_WITH(cmp::options::parse(3, argv2), Catch::Contains("--sync"));
 }
+
+}  // namespace comparison_test

@@ -42,6 +42,9 @@
 
 #include <sys/wait.h>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace dump_test {
+
 namespace ks = keyschema;
 namespace kd = keyschema::dump;
 
@@ -754,3 +757,5 @@ TEST_CASE("the keyschema-dump binary", "[dump][binary]") {
   CHECK(WEXITSTATUS(bad) == 1);
 }
 #endif
+
+}  // namespace dump_test

@@ -28,6 +28,9 @@
 
 #include <sys/wait.h>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace foreign_database_test {
+
 namespace ks = keyschema;
 namespace fs = std::filesystem;
 
@@ -353,3 +356,5 @@ TEST_CASE("keyschema-dump names the database it cannot read", "[foreign][dump]")
   CHECK(ks::dump::run(std::vector<std::string_view>{foreign}, out, e) == 0);
   CHECK_THAT(out.str(), Catch::Contains("(\"DESTINATION\", \"q\", \"MESSAGE_METADATA\", 2)"));
 }
+
+}  // namespace foreign_database_test

@@ -38,6 +38,9 @@
 #include <utility>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace leveldb_backend_test {
+
 using namespace std::string_literals;
 using keyschema::key_range;
 using keyschema::leveldb_backend;
@@ -512,3 +515,5 @@ TEST_CASE("leveldb_backend: native access", "[leveldb]") {
   REQUIRE(db.native().Get(ro, "k", &v).ok());
   CHECK(v == "v");
 }
+
+}  // namespace leveldb_backend_test

@@ -24,6 +24,9 @@
 #include <string_view>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace leveldb_corruption_test {
+
 using keyschema::key_range;
 using keyschema::leveldb_backend;
 using keyschema::leveldb_options;
@@ -310,3 +313,5 @@ TEST_CASE("leveldb_backend: a cursor never steps over a damaged block silently",
     CHECK(read < record_count);
   }
 }
+
+}  // namespace leveldb_corruption_test

@@ -16,6 +16,9 @@
 #include <fstream>
 #include <string>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace leveldb_plyvel_test {
+
 using keyschema::key_range;
 using keyschema::leveldb_backend;
 using keyschema::write_batch;
@@ -62,3 +65,5 @@ db.close()
   }
   CHECK(n == 300);
 }
+
+}  // namespace leveldb_plyvel_test

@@ -26,6 +26,9 @@
 #include <string>
 #include <string_view>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace leveldb_power_loss_test {
+
 using keyschema::leveldb_backend;
 using keyschema::leveldb_options;
 using keyschema::testing::power_loss_env;
@@ -88,3 +91,5 @@ TEST_CASE("leveldb_backend: a log that cannot be synced at a log switch fails th
     CHECK(std::string_view(e.what()).find("injected sync failure") != std::string_view::npos);
   }
 }
+
+}  // namespace leveldb_power_loss_test

@@ -25,6 +25,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace lifetime_test {
+
 namespace ks = keyschema;
 using ks::testing::contains;
 using ks::testing::in_child;
@@ -151,3 +154,5 @@ TEMPLATE_TEST_CASE("what is made from a store may be ended in any order before t
   CHECK(o.exited);
   CHECK(o.code == 0);
 }
+
+}  // namespace lifetime_test

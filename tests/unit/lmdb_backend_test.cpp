@@ -27,6 +27,9 @@
 #include <utility>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace lmdb_backend_test {
+
 namespace ks = keyschema;
 using ks::testing::temp_dir;
 using namespace std::string_literals;
@@ -487,3 +490,5 @@ TEST_CASE("lmdb_backend: follows a map grown by another process", "[lmdb]") {
   put(db, "parent", "2");
   CHECK(get(db, "parent") == "2");
 }
+
+}  // namespace lmdb_backend_test

@@ -27,6 +27,9 @@
 #include <iterator>
 #include <string>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace lmdb_damaged_file_test {
+
 namespace ks = keyschema;
 namespace fs = std::filesystem;
 using ks::testing::in_child;
@@ -256,3 +259,5 @@ TEST_CASE("lmdb: a damaged page header is an error where LMDB checks it, a named
     }
   }
 }
+
+}  // namespace lmdb_damaged_file_test

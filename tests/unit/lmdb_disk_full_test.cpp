@@ -18,6 +18,9 @@
 #include <optional>
 #include <string>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace lmdb_disk_full_test {
+
 namespace ks = keyschema;
 using ks::testing::scratch_tmpfs;
 using ks::testing::temp_dir;
@@ -74,3 +77,5 @@ TEST_CASE("lmdb: a full disk says so; acknowledged commits survive, the failed o
   }
   CHECK_FALSE(db.get(key_of(acknowledged), v, nullptr));
 }
+
+}  // namespace lmdb_disk_full_test

@@ -26,6 +26,9 @@
 #include <thread>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace lmdb_multiprocess_test {
+
 namespace ks = keyschema;
 using ks::testing::temp_dir;
 
@@ -245,3 +248,5 @@ TEST_CASE("lmdb store: a transaction never commits over a state another process 
   ::close(go[1]);
   ::close(done[0]);
 }
+
+}  // namespace lmdb_multiprocess_test

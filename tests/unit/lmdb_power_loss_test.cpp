@@ -32,6 +32,9 @@
 #include <string_view>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace lmdb_power_loss_test {
+
 namespace ks = keyschema;
 using ks::testing::temp_dir;
 
@@ -183,3 +186,5 @@ TEST_CASE("lmdb: a synced commit returns after its data pages, a flush and its m
     CHECK(writes >= 2);  // data pages and the meta page, unflushed
   }
 }
+
+}  // namespace lmdb_power_loss_test

@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace lmdb_store_reads_test {
+
 namespace {
 namespace ks = keyschema;
 using namespace keyschema::conformance;
@@ -88,3 +91,5 @@ TEST_CASE("lmdb: a transaction's reads see the state it locked while another sna
   CHECK(db.get<message_count>({"q"}) == 2);
   CHECK(before.get<message_count>({"q"}) == 1);
 }
+
+}  // namespace lmdb_store_reads_test

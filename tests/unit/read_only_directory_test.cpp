@@ -20,6 +20,9 @@
 #include <filesystem>
 #include <string>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace read_only_directory_test {
+
 namespace ks = keyschema;
 using ks::testing::scratch_tmpfs;
 
@@ -93,3 +96,5 @@ TEST_CASE("leveldb: a database on a read-only file system is an error naming it"
 TEST_CASE("lmdb: a database on a read-only file system is an error naming it", "[lmdb][readonly]") {
   check_read_only_refused<ks::lmdb_backend>("lmdb");
 }
+
+}  // namespace read_only_directory_test

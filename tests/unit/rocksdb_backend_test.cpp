@@ -41,6 +41,9 @@
 #include <utility>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace rocksdb_backend_test {
+
 namespace ks = keyschema;
 namespace fs = std::filesystem;
 using keyschema::key_range;
@@ -388,3 +391,5 @@ TEST_CASE("rocksdb_backend: moving keeps snapshots and cursors working; native a
   CHECK(b->approximate_size({}) > 0);
   CHECK(b->path() == dir / "db");
 }
+
+}  // namespace rocksdb_backend_test

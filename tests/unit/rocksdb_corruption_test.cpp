@@ -26,6 +26,9 @@
 #include <string_view>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace rocksdb_corruption_test {
+
 using keyschema::key_range;
 using keyschema::rocksdb_backend;
 using keyschema::rocksdb_options;
@@ -237,3 +240,5 @@ TEST_CASE("rocksdb_backend: which file names count as RocksDB data files", "[roc
   CHECK_FALSE(rocksdb_is_data_file("x12.log"));
   CHECK_FALSE(rocksdb_is_data_file(".log"));
 }
+
+}  // namespace rocksdb_corruption_test

@@ -22,6 +22,9 @@
 #include <iterator>
 #include <string>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace rocksdb_ldb_test {
+
 using keyschema::key_range;
 using keyschema::rocksdb_backend;
 using keyschema::write_batch;
@@ -89,3 +92,5 @@ TEST_CASE("rocksdb_backend: ldb reads the backend's database and the backend rea
   REQUIRE(db.get("u10042", v, nullptr));
   CHECK(v == "\xFFlog-42");
 }
+
+}  // namespace rocksdb_ldb_test

@@ -29,6 +29,9 @@
 #include <memory>
 #include <string_view>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace rocksdb_power_loss_test {
+
 using keyschema::rocksdb_backend;
 using keyschema::rocksdb_options;
 using keyschema::testing::power_loss_commit;
@@ -154,3 +157,5 @@ TEST_CASE("rocksdb_backend: a log that cannot be synced fails the synced commit,
     CHECK(k == failed + 1);
   }
 }
+
+}  // namespace rocksdb_power_loss_test

@@ -19,6 +19,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace sqlite_backend_test {
+
 namespace ks = keyschema;
 namespace fs = std::filesystem;
 using ks::testing::temp_dir;
@@ -277,3 +280,5 @@ TEST_CASE("sqlite: limits, empty keys and values, and the durability switch", "[
   ks::sqlite_backend def(dir.path() / "default", d);
   CHECK(def.limits().max_entry_bytes == static_cast<std::size_t>(::sqlite3_limit(def.native(), SQLITE_LIMIT_LENGTH, -1)) - 64);
 }
+
+}  // namespace sqlite_backend_test

@@ -19,6 +19,9 @@
 #include <fstream>
 #include <string>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace sqlite_corruption_test {
+
 namespace ks = keyschema;
 namespace fs = std::filesystem;
 using ks::testing::temp_dir;
@@ -133,3 +136,5 @@ TEST_CASE("sqlite: an intact database passes quick_check and keeps every entry",
   ks::sqlite_backend db(path);
   CHECK(scan_all(db) == entries);
 }
+
+}  // namespace sqlite_corruption_test

@@ -25,6 +25,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace sqlite_multiprocess_test {
+
 namespace ks = keyschema;
 using ks::testing::temp_dir;
 
@@ -147,3 +150,5 @@ TEST_CASE("sqlite store: puts and batches of several processes all land", "[sqli
     CHECK(seen == per_process);
   }
 }
+
+}  // namespace sqlite_multiprocess_test

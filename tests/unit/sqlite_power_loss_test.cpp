@@ -32,6 +32,9 @@
 #include <string_view>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace sqlite_power_loss_test {
+
 namespace ks = keyschema;
 using ks::testing::temp_dir;
 
@@ -177,3 +180,5 @@ TEST_CASE("sqlite: a synced commit returns after its log frames are written and 
     CHECK(flushes == 1);
   }
 }
+
+}  // namespace sqlite_power_loss_test

@@ -20,6 +20,9 @@
 #include <string>
 #include <vector>
 
+// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
+namespace sqlite_shell_test {
+
 namespace ks = keyschema;
 using ks::testing::temp_dir;
 
@@ -75,3 +78,5 @@ TEST_CASE("sqlite: the sqlite3 shell lists keyschema's keys in scan order, as he
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   CHECK(lines == expected);
 }
+
+}  // namespace sqlite_shell_test
