@@ -367,9 +367,8 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
           take_value(k);
           return;
         }
-        c.next();
       }
-      settle_slow();
+      settle_slow();  // decodes the cursor's key again before stepping past it: one copy of the cursor's step here
     }
 
     [[gnu::noinline]] void settle_slow() {

@@ -12,6 +12,7 @@
 // external synchronization.
 #pragma once
 
+#include <keyschema/detail/codec/string_assign.hpp>
 #include <keyschema/detail/config.hpp>
 
 #include <array>
@@ -43,7 +44,7 @@ class bytes {
   bytes(const void* data, std::size_t size) : data_(static_cast<const char*>(data), size) {}
 
   // Replaces the bytes with a copy of data, reusing the storage already held.
-  void assign(std::string_view data) { data_.assign(data); }
+  void assign(std::string_view data) { detail::assign_reusing(data_, data); }
 
   // The bytes; the view is valid until this object is modified or destroyed.
   std::string_view view() const noexcept { return data_; }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <keyschema/codec.hpp>
+#include <keyschema/detail/codec/string_assign.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/tuple.hpp>
@@ -101,7 +102,9 @@ struct value_traits {
   // storage out holds), a codec with `static void decode_into(std::string_view, T&)` is called,
   // any other value is decoded and move-assigned. Throws as decode(); out is then unspecified.
   static void decode_into(std::string_view in, T& out) {
-    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bytes>)
+    if constexpr (std::is_same_v<T, std::string>)
+      detail::assign_reusing(out, in);
+    else if constexpr (std::is_same_v<T, bytes>)
       out.assign(in);
     else if constexpr (requires { value_codec<T>::decode_into(in, out); })
       value_codec<T>::decode_into(in, out);

@@ -263,7 +263,8 @@ TEMPLATE_TEST_CASE("a key's last integer decodes on its fast path exactly as the
           for (std::size_t i = 0; i < len; ++i) element.push_back(static_cast<char>(i == 0 ? first : 0x5a + i));
           if (tail == 1) element.push_back('\x14');
           const std::string want = decoded_by_element<T>(element);
-          // decode() on the short key, decode_after() (a scan's) on the long one: both end in decode_rest.
+          // decode() on the short key (the reader form of try_read_final_integer), decode_after() (a
+          // scan's: the same function on the key itself) on the long one.
           const std::string got[] = {decoded<short_ks>(short_prefix + element, short_prefix.size(), false),
                                      decoded<long_ks>(long_prefix + element, long_prefix.size(), true)};
           for (const std::string& g : got)

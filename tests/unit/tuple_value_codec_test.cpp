@@ -67,6 +67,41 @@ TEST_CASE("strings and bytes are stored raw, without framing or validation", "[t
   CHECK(out == "headtail");
 }
 
+TEST_CASE("bytes::assign copies exactly when it grows, shrinks or empties, also from a view of itself",
+          "[tuple][value][assign]") {
+  // Shorter or equal data is moved into the storage held (memmove: the data may be part of it);
+  // longer data goes through std::string::assign.
+  const std::string long_text = B({'a', 0x00, 'b', 0xff}) + std::string(300, 'L');
+  bytes b;
+  b.assign(long_text);
+  CHECK(b.view() == long_text);
+  const std::size_t capacity = b.str().capacity();
+  b.assign(B({0x00, 'x', 0x00}));  // shorter: the storage is kept
+  CHECK(b.view() == B({0x00, 'x', 0x00}));
+  CHECK(b.str().capacity() == capacity);
+  b.assign(B({0x01, 0x02, 0x03}));  // equal length
+  CHECK(b.view() == B({0x01, 0x02, 0x03}));
+  b.assign(long_text + "more");  // longer
+  CHECK(b.view() == long_text + "more");
+  b.assign(b.view().substr(2, 5));  // a view of itself, not at its start
+  CHECK(b.view() == (long_text + "more").substr(2, 5));
+  b.assign(b.view());  // all of itself
+  CHECK(b.view() == (long_text + "more").substr(2, 5));
+  b.assign(std::string_view());
+  CHECK(b.empty());
+  b.assign("z");
+  CHECK(b.view() == "z");
+
+  // The same copy fills a std::string value decoded into a reused string.
+  std::string s = long_text;
+  value_traits<std::string>::decode_into(B({0x00, 0x7f}), s);
+  CHECK(s == B({0x00, 0x7f}));
+  value_traits<std::string>::decode_into(long_text, s);
+  CHECK(s == long_text);
+  value_traits<std::string>::decode_into("", s);
+  CHECK(s.empty());
+}
+
 TEST_CASE("tuples are packed flat and scalars as one element", "[tuple][value]") {
   using row = std::tuple<std::int64_t, std::string, std::optional<double>>;
   const row r(-5, "q", std::nullopt);

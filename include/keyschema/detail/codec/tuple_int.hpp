@@ -269,31 +269,40 @@ inline bool try_read_integer(tuple::reader& in, T& out) noexcept {
   return true;
 }
 
-// As try_read_integer, for an element that must end the input (the last segment of a key): true
-// only when the element is exactly the rest of the input, so the caller needs no end-of-input
-// check. Its value bytes are one 8-byte load ending at the input's end whenever the whole input
-// (the bytes consumed before included) is at least 8 bytes long. False, consuming nothing, for
+// As try_read_integer, for an element that must end the input (the last segment of a key),
+// starting at byte pos of the whole input in: true only when the element is exactly the rest of
+// the input, so the caller needs no end-of-input check. Its value bytes are one 8-byte load
+// ending at the input's end whenever the whole input is at least 8 bytes long. False for
 // anything else: a shorter or longer rest, another form or type code (which the general path
-// decodes or refuses with the precise error).
+// decodes or refuses with the precise error), pos at or past the end.
 template <tuple_integer T>
-KEYSCHEMA_ALWAYS_INLINE bool try_read_final_integer(tuple::reader& in, T& out) noexcept {
-  const std::string_view r = in.remaining();
-  if (r.empty()) return false;
+KEYSCHEMA_ALWAYS_INLINE bool try_read_final_integer(std::string_view in, std::size_t pos, T& out) noexcept {
+  if (pos >= in.size()) return false;
+  const char* const r = in.data() + pos;
   const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
-  if (n > sizeof(T) || r.size() != 1 + std::size_t{n}) return false;
+  if (n > sizeof(T) || in.size() - pos != 1 + std::size_t{n}) return false;
   std::uint64_t v = 0;
   if (n != 0) {
-    if (in.consumed() + r.size() >= 8) {
+    if (in.size() >= 8) {
       std::uint64_t w;
-      std::memcpy(&w, r.data() + r.size() - 8, 8);
+      std::memcpy(&w, in.data() + in.size() - 8, 8);
       v = to_big_endian(w) & (~std::uint64_t{0} >> (64 - 8 * n));
     } else {
-      v = load_big_endian(r.data() + 1, n, n);
+      v = load_big_endian(r + 1, n, n);
     }
   }
   if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()) || byte_length(v) != n) return false;
-  in.advance(r.size());
   out = static_cast<T>(v);
+  return true;
+}
+
+// The same on a reader: consumes the element when it takes it, nothing otherwise.
+template <tuple_integer T>
+KEYSCHEMA_ALWAYS_INLINE bool try_read_final_integer(tuple::reader& in, T& out) noexcept {
+  const std::string_view r = in.remaining();
+  const std::size_t pos = in.consumed();
+  if (!try_read_final_integer(std::string_view(r.data() - pos, pos + r.size()), pos, out)) return false;
+  in.advance(r.size());
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/codec/tuple_codes.hpp>
+#include <keyschema/detail/codec/string_assign.hpp>
 #include <keyschema/tuple_reader.hpp>
 #include <keyschema/detail/codec/utf8.hpp>
 #include <keyschema/error.hpp>
@@ -113,7 +114,7 @@ inline void read_bytes_element_into(tuple::reader& in, std::string& out) {
     if (pos == 1) {
       if (!escaped) {  // no embedded NUL
         in.skip(k + 1);
-        out.assign(r.data() + 1, k - 1);
+        assign_reusing(out, std::string_view(r.data() + 1, k - 1));
         return;
       }
       out.clear();
@@ -149,7 +150,7 @@ inline void read_text_element_into(tuple::reader& in, std::string& out) {
   std::size_t i = find_nul_or_non_ascii(p, 1, n);
   if (i < n && p[i] == '\0' && !(i + 1 < n && static_cast<std::uint8_t>(p[i + 1]) == code::escape)) {
     in.skip(i + 1);  // the common case: plain ASCII, no embedded NUL
-    out.assign(p + 1, i - 1);
+    assign_reusing(out, std::string_view(p + 1, i - 1));
     return;
   }
   out.clear();

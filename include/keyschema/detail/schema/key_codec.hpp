@@ -118,12 +118,14 @@ struct key_codec {
   // The fields before are left alone. Returns false and throws decode_error as decode() does.
   template <std::size_t FirstSegment>
   KEYSCHEMA_ALWAYS_INLINE static bool decode_after(std::string_view key, std::size_t offset, key_type& out) {
-    try {
-      tuple::reader r(key);
-      r.skip(offset);
-      return decode_rest<FirstSegment>(r, out);
-    } catch (const decode_error& e) {
-      rethrow_in_keyspace(KS::name, key, "key", e);
+    if constexpr (ends_with_integer && FirstSegment == KS::segment_count - 1) {
+      // Only the final integer is left (a scan of one queue's ids): read it from the key itself;
+      // any other key takes the general path, out of the caller's loop.
+      if (try_read_final_integer(key, offset, std::get<KS::fields_before[FirstSegment]>(out))) [[likely]]
+        return true;
+      return decode_after_cold<FirstSegment>(key, offset, out);
+    } else {
+      return decode_after_general<FirstSegment>(key, offset, out);
     }
   }
 
@@ -161,6 +163,22 @@ struct key_codec {
     }
     if (!r.at_end()) fail_trailing(r);
     return true;
+  }
+
+  // decode_after() past its fast path: inlined where there is no fast path, called where there is.
+  template <std::size_t FirstSegment>
+  [[gnu::noinline]] static bool decode_after_cold(std::string_view key, std::size_t offset, key_type& out) {
+    return decode_after_general<FirstSegment>(key, offset, out);
+  }
+  template <std::size_t FirstSegment>
+  KEYSCHEMA_ALWAYS_INLINE static bool decode_after_general(std::string_view key, std::size_t offset, key_type& out) {
+    try {
+      tuple::reader r(key);
+      r.skip(offset);
+      return decode_rest<FirstSegment>(r, out);
+    } catch (const decode_error& e) {
+      rethrow_in_keyspace(KS::name, key, "key", e);
+    }
   }
 
   [[noreturn]] static void fail_trailing(const tuple::reader& r) {
@@ -281,13 +299,22 @@ typename KS::value_type decode_value(std::string_view key, std::string_view valu
 }
 
 // Decodes a stored value of KS into out (std::string and bytes values are assigned, reusing the
-// storage out holds); decode errors name the keyspace and the key.
+// storage out holds); decode errors name the keyspace and the key. A raw value (std::string,
+// bytes) has nothing to decode and nothing to fail but the allocation: its copy is inlined into
+// the scan's step, with no handler around it.
 template <class KS>
-void decode_value_into(std::string_view key, std::string_view value, typename KS::value_type& out) {
-  try {
-    value_traits<typename KS::value_type>::decode_into(value, out);
-  } catch (const decode_error& e) {
-    rethrow_in_keyspace(KS::name, key, "value", e);
+KEYSCHEMA_ALWAYS_INLINE void decode_value_into(std::string_view key, std::string_view value,
+                                               typename KS::value_type& out) {
+  using V = typename KS::value_type;
+  if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, bytes>) {
+    (void)key;
+    value_traits<V>::decode_into(value, out);  // detail::assign_reusing, inline
+  } else {
+    try {
+      value_traits<V>::decode_into(value, out);
+    } catch (const decode_error& e) {
+      rethrow_in_keyspace(KS::name, key, "value", e);
+    }
   }
 }
 

@@ -57,7 +57,7 @@ class lmdb_cursor {
         shared_(o.shared_),
         write_(o.write_),
         reverse_(o.reverse_),
-        bounded_(o.bounded_),
+        check_(o.check_),
         valid_(std::exchange(o.valid_, false)),
         k_(o.k_),
         v_(o.v_) {}
@@ -73,7 +73,7 @@ class lmdb_cursor {
       shared_ = o.shared_;
       write_ = o.write_;
       reverse_ = o.reverse_;
-      bounded_ = o.bounded_;
+      check_ = o.check_;
       valid_ = std::exchange(o.valid_, false);
       k_ = o.k_;
       v_ = o.v_;
@@ -93,7 +93,8 @@ class lmdb_cursor {
   // a corrupt file or an I/O error; the cursor is then invalid); keyschema::error when the
   // cursor belongs to a write transaction that has ended.
   KEYSCHEMA_ALWAYS_INLINE void next() {
-    if (!(write_ || shared_)) [[likely]] {  // a private read transaction: nothing to check or lock
+    // own_txn_ is set exactly for a cursor on a private read transaction: nothing to check or lock.
+    if (own_txn_ != nullptr) [[likely]] {
       settle(step(op_));
       return;
     }
@@ -149,8 +150,8 @@ class lmdb_cursor {
   void init(const key_range& r) {
     reverse_ = r.reverse;
     op_ = reverse_ ? MDB_PREV : MDB_NEXT;
-    bounded_ = reverse_ || !r.upper.empty();
-    bound_ = lmdb_detail::cursor_bound(reverse_ ? r.lower : r.upper);
+    check_ = reverse_ ? bound_check::at_least : (r.upper.empty() ? bound_check::none : bound_check::below);
+    bound_.assign(reverse_ ? r.lower : r.upper);
   }
 
   // Opens the LMDB cursor in txn and moves it to the first entry of r. The caller holds the lock.
@@ -167,8 +168,9 @@ class lmdb_cursor {
     }
   }
 
+  // An empty MDB_val may carry a null mv_data: an empty range, valid for string_view.
   static std::string_view view(const MDB_val& v) noexcept {
-    return v.mv_size == 0 ? std::string_view() : std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+    return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
   }
 
   // Serializes LMDB calls when the transaction belongs to a snapshot (its copies may be in
@@ -213,11 +215,12 @@ class lmdb_cursor {
       if (rc == MDB_NOTFOUND) return;
       lmdb_detail::throw_status("keyschema::lmdb_backend: cursor step failed", "mdb_cursor_get", rc);
     }
-    if (reverse_) {
-      valid_ = lmdb_detail::compare_key(k_, bound_) >= 0;
-    } else {
-      valid_ = !bounded_ || lmdb_detail::compare_key(k_, bound_) < 0;
+    if (check_ == bound_check::none) {
+      valid_ = true;
+      return;
     }
+    const int c = lmdb_detail::compare_key(k_, bound_);
+    valid_ = check_ == bound_check::below ? c < 0 : c >= 0;
   }
 
   void close() noexcept {
@@ -239,7 +242,10 @@ class lmdb_cursor {
   bool shared_ = false;
   bool write_ = false;
   bool reverse_ = false;
-  bool bounded_ = false;  // false going forward without an upper bound
+  // The check of each entry the cursor moves to: below the upper bound (forward), at or above the
+  // lower bound (reverse), none (forward without an upper bound).
+  enum class bound_check : unsigned char { none, below, at_least };
+  bound_check check_ = bound_check::none;
   bool valid_ = false;
   MDB_val k_{0, nullptr};
   MDB_val v_{0, nullptr};

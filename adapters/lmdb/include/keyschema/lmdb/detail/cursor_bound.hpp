@@ -28,32 +28,45 @@ class cursor_bound {
 
   cursor_bound() noexcept = default;
   // Copies b. Errors: std::bad_alloc when b is longer than inline_capacity and memory runs out.
-  explicit cursor_bound(std::string_view b) : size_(b.size()) {
-    if (size_ > inline_capacity) heap_ = std::make_unique<char[]>(size_);
-    if (size_ != 0) std::memcpy(data_mut(), b.data(), size_);
+  explicit cursor_bound(std::string_view b) { assign(b); }
+  // Replaces the bound with a copy of b, in place. Errors: as the constructor (the bound is then
+  // empty).
+  void assign(std::string_view b) {
+    heap_.reset();
+    size_ = 0;
+    data_ = inline_;
+    if (b.size() > inline_capacity) {
+      heap_ = std::make_unique<char[]>(b.size());
+      data_ = heap_.get();
+    }
+    if (!b.empty()) std::memcpy(heap_ ? heap_.get() : inline_, b.data(), b.size());
+    size_ = b.size();
   }
   cursor_bound(const cursor_bound&) = delete;
   cursor_bound& operator=(const cursor_bound&) = delete;
-  cursor_bound(cursor_bound&& o) noexcept : heap_(std::move(o.heap_)), size_(std::exchange(o.size_, 0)) {
-    if (!heap_ && size_ != 0) std::memcpy(inline_, o.inline_, size_);
-  }
+  cursor_bound(cursor_bound&& o) noexcept { take(o); }
   cursor_bound& operator=(cursor_bound&& o) noexcept {
-    if (this != &o) {
-      heap_ = std::move(o.heap_);
-      size_ = std::exchange(o.size_, 0);
-      if (!heap_ && size_ != 0) std::memcpy(inline_, o.inline_, size_);
-    }
+    if (this != &o) take(o);
     return *this;
   }
 
-  const char* data() const noexcept { return heap_ ? heap_.get() : inline_; }
+  // The bound's bytes, valid while this object lives unmoved (read once per cursor step, hence
+  // a stored pointer rather than a choice between the heap and the inline copy).
+  const char* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
 
  private:
-  char* data_mut() noexcept { return heap_ ? heap_.get() : inline_; }
+  void take(cursor_bound& o) noexcept {
+    heap_ = std::move(o.heap_);
+    size_ = std::exchange(o.size_, 0);
+    if (!heap_ && size_ != 0) std::memcpy(inline_, o.inline_, size_);
+    data_ = heap_ ? heap_.get() : inline_;
+    o.data_ = o.inline_;
+  }
   std::unique_ptr<char[]> heap_;
   std::size_t size_ = 0;
+  const char* data_ = inline_;  // heap_.get() or inline_
   char inline_[inline_capacity];
 };
 
