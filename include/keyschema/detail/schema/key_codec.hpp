@@ -138,7 +138,7 @@ struct key_codec {
 
  private:
   // Whether the key ends with an integer field (an id, a sequence number: the usual case), which
-  // decode_rest reads on the final-element fast path.
+  // decode_rest and decode_after read on the final-element fast path.
   static constexpr bool ends_with_integer = [] {
     using last = std::tuple_element_t<KS::segment_count - 1, segments>;
     if constexpr (is_lit<last>::value)
