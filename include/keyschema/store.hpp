@@ -149,9 +149,9 @@ class basic_reader {
   std::optional<typename KS::value_type> get(const key_arg<KS>& key) const {
     static_assert(check_keyspace<Schema, KS>());
     using V = typename KS::value_type;
-    thread_local std::string k;
-    k.clear();
-    key.encode(k);
+    thread_local std::string spill;
+    key_buffer buf;
+    const std::string_view k = key.encoded(spill, buf);
     if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, bytes>) {
       std::string v;
       if (!store_access::raw_get(self(), k, v)) return std::nullopt;
@@ -171,9 +171,9 @@ class basic_reader {
   bool get_into(const key_arg<KS>& key, typename KS::value_type& out) const {
     static_assert(check_keyspace<Schema, KS>());
     using V = typename KS::value_type;
-    thread_local std::string k;
-    k.clear();
-    key.encode(k);
+    thread_local std::string spill;
+    key_buffer buf;
+    const std::string_view k = key.encoded(spill, buf);
     if constexpr (std::is_same_v<V, std::string>) {
       thread_local std::string v;  // out is left unchanged on a miss
       if (!store_access::raw_get(self(), k, v)) return false;
@@ -198,10 +198,9 @@ class basic_reader {
   template <class KS>
   bool contains(const key_arg<KS>& key) const {
     static_assert(check_keyspace<Schema, KS>());
-    thread_local std::string k, v;
-    k.clear();
-    key.encode(k);
-    return store_access::raw_get(self(), k, v);
+    thread_local std::string spill, v;
+    key_buffer buf;
+    return store_access::raw_get(self(), key.encoded(spill, buf), v);
   }
 
   // The entries of KS whose first sizeof...(P) fields equal prefix (none: the whole keyspace),

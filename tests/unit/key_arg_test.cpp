@@ -85,6 +85,48 @@ TEST_CASE("an integer outside its field's range is key_error, never another key"
   CHECK(count<down>(db) + count<maybe>(db) + count<pair>(db) == 0);
 }
 
+TEST_CASE("a point read's key is the key a write stores, on the direct path and on the general one",
+          "[key_arg][encode]") {
+  // get, get_into and contains encode their key into a stack buffer (key_arg::encoded) when it is
+  // made of literals, integers and plain text of at most 256 bytes, and into a string otherwise:
+  // text with a NUL or beyond ASCII, longer keys, other field types.
+  const std::vector<std::string> queues = {"", "q", std::string("nul\0inside", 11), "caf\xc3\xa9",
+                                           std::string(230, 'a'), std::string(300, 'b'), std::string(300, '\0')};
+  store_type db;
+  std::size_t direct = 0, general = 0;
+  for (const std::string& q : queues) {
+    for (const std::uint8_t n : {std::uint8_t{0}, std::uint8_t{1}, std::uint8_t{255}}) {
+      std::string written;
+      ks::key_arg<slot>{q, n}.encode(written);
+      std::string spill = "left over";
+      ks::detail::key_buffer buf;
+      const std::string_view read = ks::key_arg<slot>{q, n}.encoded(spill, buf);
+      CHECK(read == written);
+      CHECK(read == ks::tuple::pack("S", q, n));
+      (read.data() == buf.data ? direct : general) += 1;
+      const slot::key_type typed{q, n};
+      CHECK(ks::key_arg<slot>(typed).encoded(spill, buf) == written);
+
+      db.put<slot>({q, n}, q + "/" + std::to_string(n));
+      CHECK(db.get<slot>({q, n}) == q + "/" + std::to_string(n));
+      std::string v;
+      CHECK(db.get_into<slot>(typed, v));
+      CHECK(v == q + "/" + std::to_string(n));
+      CHECK(db.contains<slot>({q, n}));
+      CHECK_FALSE(db.contains<slot>({q + "x", n}));
+    }
+  }
+  CHECK(direct == 3 * 3);   // "", "q" and 230 ASCII bytes
+  CHECK(general == 4 * 3);  // a NUL, beyond ASCII, over 256 bytes
+  // Other field types take the general path: desc, optional, a tuple field.
+  db.put<down>({ks::desc<std::int8_t>{-7}}, "d");
+  db.put<maybe>({std::nullopt}, "null");
+  db.put<pair>({{3, "x"}, "t"}, "p");
+  CHECK(db.get<down>({ks::desc<std::int8_t>{-7}}) == "d");
+  CHECK(db.get<maybe>({std::optional<std::uint16_t>()}) == "null");
+  CHECK(db.get<pair>({std::make_tuple(3, std::string("x")), "t"}) == "p");
+}
+
 TEST_CASE("field values in range, of other types, reach exactly the typed key's entry", "[key_arg]") {
   store_type db;
   // Integers of any width and signedness, string literals and views, enums.

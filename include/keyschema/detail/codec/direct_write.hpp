@@ -11,6 +11,8 @@
 //   direct_write(p, v) writes v's element at p and advances p past it. Returns false (p is then
 //                     unspecified) when the text holds a NUL or a byte above 0x7f: the general
 //                     path (codec_traits<D>::encode) escapes or validates it.
+//   key_buffer        direct_room bytes on the caller's stack: a key written directly and only
+//                     read (a point read's), which never goes into a string.
 //   append_direct(out, vs...) appends the elements of vs... when each is written directly and
 //                     their bounds fit 256 bytes; otherwise returns false having appended nothing.
 // The bytes are exactly codec_traits<D>::encode's (tests/unit/tuple_roundtrip_test.cpp compares
@@ -91,6 +93,12 @@ KEYSCHEMA_ALWAYS_INLINE bool direct_write(char*& p, const D& a) noexcept {
 
 // The stack buffer of append_direct and of key encoding.
 inline constexpr std::size_t direct_room = 256;
+
+// A key written on the direct path, on the caller's stack (detail/schema/key_codec.hpp
+// encode_view: a point read's key, never copied into a string).
+struct key_buffer {
+  char data[direct_room];
+};
 
 template <direct_value... D>
 KEYSCHEMA_ALWAYS_INLINE bool append_direct(std::string& out, const D&... vs) {

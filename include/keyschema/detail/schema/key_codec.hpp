@@ -82,6 +82,20 @@ struct key_codec {
     encode_segments<n>(out, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
   }
 
+  // As encode() and encode_prefix(), for a key that is only read (a point read looks it up and
+  // drops it): the usual key (literals, integers and plain text, at most direct_room bytes) is
+  // written into buf, any other into spill (cleared first). Returns the key, valid until buf or
+  // spill changes.
+  static std::string_view encode_view(std::string& spill, key_buffer& buf, const key_type& k) {
+    return encode_segments_view<KS::segment_count>(spill, buf, k, std::make_index_sequence<KS::segment_count>{});
+  }
+  template <class... P>
+  static std::string_view encode_prefix_view(std::string& spill, key_buffer& buf, const P&... p) {
+    static_assert(sizeof...(P) <= KS::field_count);
+    constexpr std::size_t n = KS::prefix_segments[sizeof...(P)];
+    return encode_segments_view<n>(spill, buf, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
+  }
+
   // Decodes key into out. Returns false when the key belongs to another keyspace, which is
   // exactly when a literal differs or an element starts with a type code the field's type cannot
   // have (what the schema check separates keyspaces by). Every other key is this keyspace's or
@@ -190,18 +204,41 @@ struct key_codec {
   // buffer and appended once (detail/codec/direct_write.hpp); any other key, or text that needs
   // escaping or validating beyond ASCII, takes the general path, segment by segment.
   template <std::size_t N, class Args, std::size_t... S>
-  static void encode_segments(std::string& out, const Args& args, std::index_sequence<S...>) {
-    if constexpr ((direct_segment<S, Args>() && ...)) {
-      if ((segment_bound<S>(args) + ... + std::size_t{0}) <= direct_room) {
-        char buf[direct_room];
-        char* p = buf;
-        if ((write_segment<S>(p, args) && ...)) {
-          out.append(buf, static_cast<std::size_t>(p - buf));
-          return;
-        }
-      }
+  static void encode_segments(std::string& out, const Args& args, std::index_sequence<S...> seq) {
+    key_buffer buf;
+    if (const std::size_t n = write_direct(buf, args, seq); n != no_direct) {
+      out.append(buf.data, n);
+      return;
     }
     (encode_segment<S>(out, args), ...);
+  }
+
+  // As encode_segments, for a key that is only read: a key on the direct path stays in buf
+  // (no copy into a string); any other is written into spill (cleared first). Returns the key,
+  // valid until buf or spill changes.
+  template <std::size_t N, class Args, std::size_t... S>
+  static std::string_view encode_segments_view(std::string& spill, key_buffer& buf, const Args& args,
+                                               std::index_sequence<S...> seq) {
+    if (const std::size_t n = write_direct(buf, args, seq); n != no_direct) return std::string_view(buf.data, n);
+    spill.clear();
+    (encode_segment<S>(spill, args), ...);
+    return spill;
+  }
+
+  static constexpr std::size_t no_direct = ~std::size_t{0};
+
+  // Writes the segments into buf when each takes the direct path and their bounds fit; returns
+  // the bytes written, or no_direct (buf unspecified) for a key that takes the general path.
+  template <class Args, std::size_t... S>
+  KEYSCHEMA_ALWAYS_INLINE static std::size_t write_direct([[maybe_unused]] key_buffer& buf,
+                                                          [[maybe_unused]] const Args& args, std::index_sequence<S...>) {
+    if constexpr ((direct_segment<S, Args>() && ...)) {
+      if ((segment_bound<S>(args) + ... + std::size_t{0}) <= direct_room) {
+        char* p = buf.data;
+        if ((write_segment<S>(p, args) && ...)) return static_cast<std::size_t>(p - buf.data);
+      }
+    }
+    return no_direct;
   }
 
   // The argument given for the field at segment S (S: a field segment).
