@@ -64,18 +64,15 @@ class key_arg_fields<KS, std::tuple<T...>> {
 
  public:
   // The typed key.
-  key_arg_fields(const std::tuple<T...>& key) noexcept
-      : encode_(&encode_key), view_(&view_key), key_(std::addressof(key)) {}
+  key_arg_fields(const std::tuple<T...>& key) noexcept : write_(&write_key), key_(std::addressof(key)) {}
 
   // One value per field, of the fields' own types ({} for a keyspace without fields).
-  key_arg_fields(const T&... v) noexcept
-      : encode_(&encode_values<T...>), view_(&view_values<T...>), values_{std::addressof(v)...} {}
+  key_arg_fields(const T&... v) noexcept : write_(&write_values<T...>), values_{std::addressof(v)...} {}
 
   // One value per field, each of a type accepted for its field.
   template <class... A>
     requires(sizeof...(A) == n && n > 0)
-  key_arg_fields(const A&... v) noexcept
-      : encode_(&encode_values<A...>), view_(&view_values<A...>), values_{values_of(v)...} {
+  key_arg_fields(const A&... v) noexcept : write_(&write_values<A...>), values_{values_of(v)...} {
     static_assert(check_key_arguments<KS, A...>(),
                   "keyschema::key_arg: a key field value does not convert to its field's type; the error "
                   "above names the keyspace, the field and both types");
@@ -84,7 +81,7 @@ class key_arg_fields<KS, std::tuple<T...>> {
   // A std::tuple of such values.
   template <class... A>
     requires(sizeof...(A) == n && n > 0 && !std::is_same_v<std::tuple<A...>, std::tuple<T...>>)
-  key_arg_fields(const std::tuple<A...>& t) noexcept : encode_(&encode_values<A...>), view_(&view_values<A...>) {
+  key_arg_fields(const std::tuple<A...>& t) noexcept : write_(&write_values<A...>) {
     static_assert(check_key_arguments<KS, A...>(),
                   "keyschema::key_arg: a key field value does not convert to its field's type; the error "
                   "above names the keyspace, the field and both types");
@@ -95,13 +92,19 @@ class key_arg_fields<KS, std::tuple<T...>> {
 
   // Appends the encoded key to out.
   // Errors: key_error when an integer does not fit its field (out is unchanged then).
-  void encode(std::string& out) const { encode_(*this, out); }
+  void encode(std::string& out) const {
+    key_buffer buf;
+    key_codec<KS>::append_written(out, buf, write_(*this, out, buf));
+  }
 
   // The encoded key, for a read that only looks it up: written into buf when it is the usual key
   // (literals, integers and plain text, at most direct_room bytes), else into spill (cleared
   // first). The view is valid until buf or spill changes.
   // Errors: as encode() (spill is then unspecified).
-  std::string_view encoded(std::string& spill, key_buffer& buf) const { return view_(*this, spill, buf); }
+  std::string_view encoded(std::string& spill, key_buffer& buf) const {
+    spill.clear();
+    return write_(*this, spill, buf);
+  }
 
  private:
   template <class A>
@@ -109,27 +112,17 @@ class key_arg_fields<KS, std::tuple<T...>> {
     return static_cast<const void*>(std::addressof(v));
   }
 
-  static void encode_key(const key_arg_fields& self, std::string& out) {
-    key_codec<KS>::encode(out, *static_cast<const std::tuple<T...>*>(self.key_));
+  // The key into buf, or appended to out (key_codec::write_key); key_error before anything is
+  // written when a value does not fit its field.
+  static std::string_view write_key(const key_arg_fields& self, std::string& out, key_buffer& buf) {
+    return key_codec<KS>::write_key(out, buf, *static_cast<const std::tuple<T...>*>(self.key_));
   }
 
   template <class... A>
-  static void encode_values(const key_arg_fields& self, std::string& out) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (check_fits<I>(*static_cast<const A*>(self.values_[I])), ...);
-      key_codec<KS>::encode_prefix(out, *static_cast<const A*>(self.values_[I])...);
-    }(std::index_sequence_for<A...>{});
-  }
-
-  static std::string_view view_key(const key_arg_fields& self, std::string& spill, key_buffer& buf) {
-    return key_codec<KS>::encode_view(spill, buf, *static_cast<const std::tuple<T...>*>(self.key_));
-  }
-
-  template <class... A>
-  static std::string_view view_values(const key_arg_fields& self, std::string& spill, key_buffer& buf) {
+  static std::string_view write_values(const key_arg_fields& self, std::string& out, key_buffer& buf) {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       (check_fits<I>(*static_cast<const A*>(self.values_[I])), ...);
-      return key_codec<KS>::encode_prefix_view(spill, buf, *static_cast<const A*>(self.values_[I])...);
+      return key_codec<KS>::write_prefix(out, buf, *static_cast<const A*>(self.values_[I])...);
     }(std::index_sequence_for<A...>{});
   }
 
@@ -153,8 +146,7 @@ class key_arg_fields<KS, std::tuple<T...>> {
     throw key_error(what + ", so no key of the keyspace holds it; nothing was read or written");
   }
 
-  void (*encode_)(const key_arg_fields&, std::string&);
-  std::string_view (*view_)(const key_arg_fields&, std::string&, key_buffer&);
+  std::string_view (*write_)(const key_arg_fields&, std::string&, key_buffer&);
   const void* key_ = nullptr;
   std::array<const void*, n> values_{};
 };

@@ -103,6 +103,9 @@ TEST_CASE("a point read's key is the key a write stores, on the direct path and 
       const std::string_view read = ks::key_arg<slot>{q, n}.encoded(spill, buf);
       CHECK(read == written);
       CHECK(read == ks::tuple::pack("S", q, n));
+      std::string appended = "head";  // encode() appends, on either path
+      ks::key_arg<slot>{q, n}.encode(appended);
+      CHECK(appended == "head" + written);
       (read.data() == buf.data ? direct : general) += 1;
       const slot::key_type typed{q, n};
       CHECK(ks::key_arg<slot>(typed).encoded(spill, buf) == written);

@@ -95,7 +95,7 @@ KEYSCHEMA_ALWAYS_INLINE bool direct_write(char*& p, const D& a) noexcept {
 inline constexpr std::size_t direct_room = 256;
 
 // A key written on the direct path, on the caller's stack (detail/schema/key_codec.hpp
-// encode_view: a point read's key, never copied into a string).
+// write_key: a point read's key, never copied into a string).
 struct key_buffer {
   char data[direct_room];
 };

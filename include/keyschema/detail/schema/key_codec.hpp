@@ -82,18 +82,23 @@ struct key_codec {
     encode_segments<n>(out, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
   }
 
-  // As encode() and encode_prefix(), for a key that is only read (a point read looks it up and
-  // drops it): the usual key (literals, integers and plain text, at most direct_room bytes) is
-  // written into buf, any other into spill (cleared first). Returns the key, valid until buf or
-  // spill changes.
-  static std::string_view encode_view(std::string& spill, key_buffer& buf, const key_type& k) {
-    return encode_segments_view<KS::segment_count>(spill, buf, k, std::make_index_sequence<KS::segment_count>{});
+  // As encode() and encode_prefix(), without the copy of the usual key into a string: a key
+  // made of literals, integers and plain text (at most direct_room bytes) is written into buf,
+  // any other is appended to out. Returns the key: in buf, or the bytes appended to out; valid
+  // until buf or out changes. A point read looks its key up from there.
+  static std::string_view write_key(std::string& out, key_buffer& buf, const key_type& k) {
+    return write_segments<KS::segment_count>(out, buf, k, std::make_index_sequence<KS::segment_count>{});
   }
   template <class... P>
-  static std::string_view encode_prefix_view(std::string& spill, key_buffer& buf, const P&... p) {
+  static std::string_view write_prefix(std::string& out, key_buffer& buf, const P&... p) {
     static_assert(sizeof...(P) <= KS::field_count);
     constexpr std::size_t n = KS::prefix_segments[sizeof...(P)];
-    return encode_segments_view<n>(spill, buf, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
+    return write_segments<n>(out, buf, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
+  }
+
+  // Appends a key that write_key() or write_prefix() returned to out, unless it is already there.
+  static void append_written(std::string& out, const key_buffer& buf, std::string_view written) {
+    if (written.data() == buf.data) out.append(written);  // in buf: the direct path
   }
 
   // Decodes key into out. Returns false when the key belongs to another keyspace, which is
@@ -201,28 +206,22 @@ struct key_codec {
   }
 
   // Keys made of literals, integers and plain text (the usual case) are written into a stack
-  // buffer and appended once (detail/codec/direct_write.hpp); any other key, or text that needs
+  // buffer (detail/codec/direct_write.hpp) and appended once; any other key, or text that needs
   // escaping or validating beyond ASCII, takes the general path, segment by segment.
   template <std::size_t N, class Args, std::size_t... S>
   static void encode_segments(std::string& out, const Args& args, std::index_sequence<S...> seq) {
     key_buffer buf;
-    if (const std::size_t n = write_direct(buf, args, seq); n != no_direct) {
-      out.append(buf.data, n);
-      return;
-    }
-    (encode_segment<S>(out, args), ...);
+    append_written(out, buf, write_segments<N>(out, buf, args, seq));
   }
 
-  // As encode_segments, for a key that is only read: a key on the direct path stays in buf
-  // (no copy into a string); any other is written into spill (cleared first). Returns the key,
-  // valid until buf or spill changes.
+  // The key into buf on the direct path, else appended to out (see write_key).
   template <std::size_t N, class Args, std::size_t... S>
-  static std::string_view encode_segments_view(std::string& spill, key_buffer& buf, const Args& args,
-                                               std::index_sequence<S...> seq) {
+  KEYSCHEMA_ALWAYS_INLINE static std::string_view write_segments(std::string& out, key_buffer& buf, const Args& args,
+                                                                 std::index_sequence<S...> seq) {
     if (const std::size_t n = write_direct(buf, args, seq); n != no_direct) return std::string_view(buf.data, n);
-    spill.clear();
-    (encode_segment<S>(spill, args), ...);
-    return spill;
+    const std::size_t start = out.size();
+    (encode_segment<S>(out, args), ...);
+    return std::string_view(out).substr(start);
   }
 
   static constexpr std::size_t no_direct = ~std::size_t{0};

@@ -39,7 +39,7 @@ class cursor_bound {
       heap_ = std::make_unique<char[]>(b.size());
       data_ = heap_.get();
     }
-    if (!b.empty()) std::memcpy(heap_ ? heap_.get() : inline_, b.data(), b.size());
+    if (!b.empty()) std::memcpy(data_, b.data(), b.size());
     size_ = b.size();
   }
   cursor_bound(const cursor_bound&) = delete;
@@ -66,7 +66,7 @@ class cursor_bound {
   }
   std::unique_ptr<char[]> heap_;
   std::size_t size_ = 0;
-  const char* data_ = inline_;  // heap_.get() or inline_
+  char* data_ = inline_;  // heap_.get() or inline_
   char inline_[inline_capacity];
 };
 

@@ -20,13 +20,19 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace lmdb_detail {
 
+// Throws the backend_error of a failed mdb_get (out of line: lookup() stays small enough to be
+// inlined into every point read).
+[[noreturn, gnu::noinline, gnu::cold]] inline void throw_get_failed(const env_state& s, int rc) {
+  lmdb_detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s.path, "mdb_get", rc);
+}
+
 inline bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::string& value) {
   if (key.empty() || key.size() > s.max_key) return false;
   MDB_val k{key.size(), const_cast<char*>(key.data())};
   MDB_val v{0, nullptr};
   const int rc = ::mdb_get(txn, s.dbi, &k, &v);
   if (rc == MDB_NOTFOUND) return false;
-  if (rc != MDB_SUCCESS) lmdb_detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s.path, "mdb_get", rc);
+  if (rc != MDB_SUCCESS) [[unlikely]] throw_get_failed(s, rc);
   value.assign(static_cast<const char*>(v.mv_data), v.mv_size);
   return true;
 }
