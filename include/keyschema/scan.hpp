@@ -28,7 +28,8 @@
 // starts with a type code the field's type cannot have: the schema check separates keyspaces by
 // exactly this) are skipped. Any other key must decode exactly as KS's: a malformed element, an
 // integer that does not fit its field (for every width and signedness), bytes after the last
-// element, or a value that does not decode throw decode_error naming the keyspace and the key.
+// element, a key that ends before the last segment (after a field or a literal, or inside a
+// literal), or a value that does not decode throw decode_error naming the keyspace and the key.
 //
 // Lifetime: a view refers to the object it was made from (store, snapshot or transaction), which
 // must outlive it and every iterator. An iterator's entry (and an entry_view's value) is valid

@@ -72,6 +72,7 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -415,26 +416,31 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
   // Erases, atomically with the rest of the transaction, every entry a scan of this transaction
   // covers (honouring its bounds and limit). Returns how many entries it erased.
+  // Errors: decode_error (a key in the range that starts like one of KS's but does not decode as
+  // one, see scan.hpp: names the keyspace and the key), backend_error. A key that does
+  // not decode leaves the transaction unchanged (the keys are collected before any is erased).
   template <class KS, std::size_t K, scan_mode M>
   std::size_t erase_range(const scan_view<KS, store_transaction, K, M>& view) {
     static_assert(detail::check_writable<KS>());
     require_open();
-    std::size_t n = 0;
-    auto c = raw_cursor(view.range());
-    for (; c.valid() && n < view.max_count(); c.next()) {
-      if (!detail::key_codec<KS>::matches(c.key())) continue;
+    std::vector<std::string> keys;
+    {
+      auto c = raw_cursor(view.range());
+      for (; c.valid() && keys.size() < view.max_count(); c.next())
+        if (detail::key_codec<KS>::matches(c.key())) keys.emplace_back(c.key());
+    }
+    for (std::string& key : keys) {
       if (!deltas_.empty()) {
-        if (auto it = deltas_.find(c.key()); it != deltas_.end()) deltas_.erase(it);
+        if (auto it = deltas_.find(key); it != deltas_.end()) deltas_.erase(it);
       }
       if constexpr (derived::template has_dependents<KS>) {
         auto st = overlay();
-        derived::erase(st, c.key());  // the cursor copied the pending writes it covers
+        derived::erase(st, key);
       } else {
-        pending_[std::string(c.key())] = std::nullopt;
+        pending_[std::move(key)] = std::nullopt;
       }
-      ++n;
     }
-    return n;
+    return keys.size();
   }
 
   // Adds delta to the integer stored under key in keyspace KS, as the transaction sees it (its
@@ -463,7 +469,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   // erase_prefix<KS>(prefix...) for each listed keyspace (everything of one xid, one
   // destination), atomically with the rest of the transaction. Returns the total erased.
   // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a
-  // valid prefix of its leading fields. Errors: as erase_range.
+  // valid prefix of its leading fields. Errors: as erase_range, for the keyspace that failed;
+  // the erases of the keyspaces listed before it stay in the transaction (roll back to drop them).
   template <class... KS, class... P>
   std::size_t erase_prefix_all(const P&... prefix) {
     static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
@@ -794,13 +801,18 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // Errors: key_error when b puts or erases a key of a keyspace the store maintains (a declared
   // count or an index; names the key, the keyspace and the records to write instead), or a
   // reserved key (one starting with 0xff: the schema record, a migration's progress, prepared
-  // transactions; names the key); limit_error
+  // transactions; names the key), or when b puts a key that starts like a key of a keyspace but
+  // does not decode as one (malformed, or cut short: every scan of that keyspace would refuse it;
+  // names the key, the keyspace and why; erasing such a key is allowed, it is how one is removed);
+  // limit_error
   // when b holds more operations or bytes than the backend's limits allow per atomic write (names
-  // the keyspaces, the limit, the size and the maximum); backend_error / limit_error from the
-  // engine. Nothing was written then.
+  // the keyspaces, the limit, the size and the maximum); decode_error when b erases such a key of
+  // a declared count, an index or a keyspace they derive from (the store cannot tell which
+  // record it was); backend_error / limit_error from the engine. Nothing was written then.
   void write(const write_batch& b, const write_options& opts = {}) {
     detail::derived_writes<Schema>::refuse_maintained("keyschema::store::write: the raw write_batch", b);
     detail::refuse_reserved("keyschema::store::write: the raw write_batch", b);
+    detail::refuse_undecodable<Schema>("keyschema::store::write: the raw write_batch", b);
     write_resolved(b, nullptr, opts);
   }
 
@@ -811,7 +823,9 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // On a backend_with_erase_range (RocksDB) a range whose every key belongs to KS and that holds
   // no more keys than the scan's limit is instead counted and then erased natively, in one atomic
   // write (writers wait while it is counted).
-  // Errors: backend_error; what was erased before the error stays erased.
+  // Errors: decode_error (a key in the range that starts like one of KS's but does not decode as
+  // one, see scan.hpp: names the keyspace and the key; the chunk it was met in is not written);
+  // backend_error. What was erased before the error stays erased.
   template <class KS, std::size_t K, scan_mode M>
   std::size_t erase_range(const scan_view<KS, store, K, M>& view, const write_options& opts = {}) {
     static_assert(detail::check_writable<KS>());
@@ -989,14 +1003,15 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   void check_batch(const write_batch& b) const {
     detail::check_batch_limits(backend_.limits(), b, [&] { return batch_keyspaces(b); });
   }
-  // "'a', 'b'": the keyspaces whose keys b holds, in schema order ("other keys" for the rest).
+  // "'a', 'b'": the keyspaces whose keys b holds, in schema order ("other keys" for the rest); a
+  // key that starts like one of a keyspace's but does not decode is named as that keyspace's.
   static std::string batch_keyspaces(const write_batch& b) {
     std::string names;
     bool other = false;
     for (const write_batch::op o : b) other = other || !key_in_schema(o.key);
     detail::for_each_keyspace<Schema>([&]<class KS>(std::type_identity<KS>) {
       for (const write_batch::op o : b) {
-        if (detail::key_codec<KS>::matches(o.key)) {
+        if (detail::key_codec<KS>::claims(o.key)) {
           names += (names.empty() ? "'" : ", '") + std::string(KS::name) + "'";
           return;
         }
@@ -1007,7 +1022,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   }
   static bool key_in_schema(std::string_view key) {
     return detail::any_keyspace<Schema>(
-        [&]<class KS>(std::type_identity<KS>) { return detail::key_codec<KS>::matches(key); });
+        [&]<class KS>(std::type_identity<KS>) { return detail::key_codec<KS>::claims(key); });
   }
 
   std::unique_lock<std::mutex> lock_writer() {

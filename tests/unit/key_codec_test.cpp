@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
@@ -155,7 +156,8 @@ void put_raw(ks::memory_backend& b, const std::string& key) {
 // Scanning KS over a database holding one valid entry and `key` throws a decode_error naming
 // the keyspace and showing the key; so does an erase of the range.
 template <class KS, class Valid>
-void check_refused(const Valid& valid, const std::string& key, const std::string& shown) {
+void check_refused(const Valid& valid, const std::string& key, const std::string& shown,
+                   const std::string& reason = "") {
   INFO("keyspace " << KS::name << ", key " << shown);
   ks::memory_backend inner;
   ks::store<ks::schema<KS>, keyschema_test::ref_backend<>> db{keyschema_test::ref_backend<>(inner)};
@@ -168,8 +170,10 @@ void check_refused(const Valid& valid, const std::string& key, const std::string
     const std::string what = e.what();
     CHECK(what.find("keyspace '" + std::string(KS::name) + "'") != std::string::npos);
     CHECK(what.find(shown) != std::string::npos);
+    CHECK(what.find(reason) != std::string::npos);
   }
   CHECK_THROWS_AS(ranges::distance(db.template scan<KS>().reverse()), ks::decode_error);
+  CHECK_THROWS_AS(ranges::distance(db.template scan<KS>().keys_only()), ks::decode_error);
   // A range erase refuses the same keys (before erasing anything of this batch).
   CHECK_THROWS_AS(db.template erase_prefix<KS>(), ks::decode_error);
   CHECK(db.template contains<KS>(valid));
@@ -234,15 +238,30 @@ std::string decoded_by_element(std::string_view element) {
   ks::tuple::reader r(element);
   if (r.at_end() || !ks::codec_traits<T>::type_codes().contains(r.peek())) return "other";
   try {
-    const T v = ks::codec_traits<T>::decode(r);
+    const T v = ks::detail::read_integer_general<T>(r);
     return r.at_end() ? std::to_string(v) : "error";
+  } catch (const ks::decode_error&) {
+    return "error";
+  }
+}
+
+// One integer element read at byte pos of input, as text: the value and where the reader stopped,
+// or "error". By read_integer (its fast path try_read_integer first, as a key's inner fields and
+// codec_traits<T>::decode read) or by the general path alone.
+template <class T, bool General>
+std::string read_at(std::string_view input, std::size_t pos) {
+  ks::tuple::reader r(input);
+  r.skip(pos);
+  try {
+    const T v = General ? ks::detail::read_integer_general<T>(r) : ks::detail::read_integer<T>(r);
+    return std::to_string(v) + " up to byte " + std::to_string(r.offset());
   } catch (const ks::decode_error&) {
     return "error";
   }
 }
 }  // namespace
 
-TEMPLATE_TEST_CASE("a key's last integer decodes on its fast path exactly as the element decoder does",
+TEMPLATE_TEST_CASE("a key's integers decode on their fast paths exactly as the general integer decoder does",
                    "[key][integer]", std::int8_t, std::uint8_t, std::int16_t, std::uint16_t, std::int32_t,
                    std::uint32_t, std::int64_t, std::uint64_t) {
   using T = TestType;
@@ -272,6 +291,17 @@ TEMPLATE_TEST_CASE("a key's last integer decodes on its fast path exactly as the
               mismatches.push_back("code " + std::to_string(code) + ", " + std::to_string(len) + " bytes, first " +
                                    std::to_string(first) + ", tail " + std::to_string(tail) + ": " + g +
                                    " instead of " + want);
+          // The same element inside a key (try_read_integer), after a short and a long prefix.
+          for (const std::string& prefix : {short_prefix, long_prefix}) {
+            const std::string input = prefix + element;
+            const std::string inner = read_at<T, false>(input, prefix.size());
+            const std::string general = read_at<T, true>(input, prefix.size());
+            if (inner != general)
+              mismatches.push_back("inner, code " + std::to_string(code) + ", " + std::to_string(len) +
+                                   " bytes, first " + std::to_string(first) + ", tail " + std::to_string(tail) +
+                                   ", prefix of " + std::to_string(prefix.size()) + ": " + inner + " instead of " +
+                                   general);
+          }
           ++compared;
           if (want != "other" && want != "error") ++values;
         }
@@ -302,6 +332,76 @@ TEST_CASE("a valid key with extra elements appended is a decode error, not a sho
   CHECK_THROWS_AS(db.erase_prefix<KS>(), ks::decode_error);
   std::string v;
   CHECK(inner.get(ks::tuple::pack("N", std::uint64_t{5}, "extra"), v, nullptr));
+}
+
+TEST_CASE("a key that ends before its keyspace's last segment is a decode error, not another keyspace's key",
+          "[key][truncated]") {
+  // By prefix-disjointness such a key begins a key of this keyspace and of no other: it ends
+  // after a field (before a literal or a field), after a literal, or inside one.
+  using meta = ks::keyspace<"meta", std::string, ks::lit<"DESTINATION">, ks::field<"q", std::string>,
+                            ks::lit<"MESSAGE_METADATA">, ks::field<"id", std::uint64_t>>;
+  const meta::key_type q1{"q", 1};
+  check_refused<meta>(q1, ks::tuple::pack("DESTINATION", "q", "MESSAGE_METADATA"), "MESSAGE_METADATA",
+                      "ends before its segment 4 of 4");
+  check_refused<meta>(q1, ks::tuple::pack("DESTINATION", "q"), "\"q\"", "ends before its segment 3 of 4");
+  check_refused<meta>(q1, ks::tuple::pack("DESTINATION", "q") + "\x02" "MESSAGE_", "MESSAGE_",
+                      "ends before its segment 3 of 4");
+  using lit_end = ks::keyspace<"lit_end", std::string, ks::lit<"L">, ks::field<"n", std::int64_t>,
+                               ks::field<"m", std::int64_t>, ks::lit<"END">>;
+  check_refused<lit_end>(lit_end::key_type{1, 2}, ks::tuple::pack("L", std::int64_t{2}, std::int64_t{3}), "3",
+                         "ends before its segment 4 of 4");
+  check_refused<lit_end>(lit_end::key_type{1, 2}, ks::tuple::pack("L", std::int64_t{2}), "2",
+                         "ends before its segment 3 of 4");
+  check_refused<lit_end>(lit_end::key_type{1, 2}, ks::tuple::pack("L", std::int64_t{2}, std::int64_t{3}) + "\x02" "EN",
+                         "L", "ends before its segment 4 of 4");
+  // A key that ends right after the leading literals is below every scan's range (which starts at
+  // the first field's lowest type code), so no scan or range erase meets it; decoding it refuses it.
+  const auto refusal = []<class KS>(std::type_identity<KS>, const std::string& key) -> std::string {
+    typename KS::key_type out{};
+    try {
+      return ks::detail::key_codec<KS>::decode(key, out) ? "decoded" : "another keyspace's";
+    } catch (const ks::decode_error& e) {
+      return e.what();
+    }
+  };
+  CHECK_THAT(refusal(std::type_identity<meta>{}, ks::tuple::pack("DESTINATION")),
+             Catch::Contains("ends before its segment 2 of 4") && Catch::Contains("keyspace 'meta'"));
+  CHECK_THAT(refusal(std::type_identity<int_ks<std::uint64_t>>{}, ks::tuple::pack("N")),
+             Catch::Contains("ends before its segment 2 of 2"));
+  CHECK_THAT(refusal(std::type_identity<meta>{}, std::string("\x02" "DESTIN")), Catch::Contains("ends before its segment 1 of 4"));
+  CHECK(refusal(std::type_identity<meta>{}, ks::tuple::pack("DESTINATION", "q", "MESSAGE_EXPIRATION_TIME")) ==
+        "another keyspace's");
+
+  // Two keyspaces that share their first segments: a key that ends within what they share is
+  // refused by both; one that ends after the literal that sets them apart only by its own, and its
+  // neighbour steps over it.
+  using expiration = ks::keyspace<"expiration", std::string, ks::lit<"DESTINATION">, ks::field<"q", std::string>,
+                                  ks::lit<"MESSAGE_EXPIRATION_TIME">, ks::field<"id", std::uint64_t>>;
+  ks::memory_backend inner;
+  ks::store<ks::schema<meta, expiration>, keyschema_test::ref_backend<>> db{keyschema_test::ref_backend<>(inner)};
+  db.put<meta>({"q", 1}, "m");
+  db.put<expiration>({"q", 1}, "e");
+  put_raw(inner, ks::tuple::pack("DESTINATION", "q", "MESSAGE_METADATA"));
+  CHECK_THROWS_AS(ranges::distance(db.scan<meta>()), ks::decode_error);
+  CHECK(ranges::distance(db.scan<expiration>()) == 1);
+  CHECK(db.erase_prefix<expiration>() == 1);
+  CHECK_THROWS_AS(db.erase_prefix<meta>(), ks::decode_error);
+  CHECK(db.contains<meta>({"q", 1}));
+  put_raw(inner, ks::tuple::pack("DESTINATION", "q"));
+  CHECK_THROWS_AS(ranges::distance(db.scan<expiration>()), ks::decode_error);
+  CHECK_THROWS_AS(ranges::distance(db.scan<meta>().keys_only()), ks::decode_error);
+  // A transaction's range erase that meets such a key changes nothing of the transaction, also
+  // when the key comes after one it would erase.
+  db.put<meta>({"a", 1}, "a");
+  {
+    auto txn = db.transaction();
+    txn.put<expiration>({"q", 2}, "e2");
+    CHECK_THROWS_AS(txn.erase_prefix<meta>(), ks::decode_error);
+    txn.commit();
+  }
+  CHECK(db.contains<meta>({"a", 1}));
+  CHECK(db.contains<meta>({"q", 1}));
+  CHECK(db.contains<expiration>({"q", 2}));
 }
 
 TEST_CASE("a scan steps over runs of another keyspace's keys between its own", "[key][neighbours]") {

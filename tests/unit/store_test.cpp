@@ -4,6 +4,7 @@
 
 #include "../conformance/broker_schema.hpp"
 #include "../support/ref_backend.hpp"
+#include "../support/thrown.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -463,6 +464,73 @@ TEST_CASE("erase_range chunks leave room for the count and index updates of each
   CHECK(ranges::distance(db.scan<record>("q")) == 0);
   CHECK(ranges::distance(db.scan<record_index>()) == 0);
   CHECK(db.get<record_count>({"q"}) == std::nullopt);
+}
+
+TEST_CASE("a raw write of a key cut short of a keyspace's key is refused or named as that keyspace's",
+          "[store][errors][truncated]") {
+  using namespace derived_chunks;
+  {
+    // key_error naming the keyspace and why, nothing of the batch written, the count unchanged
+    // (accepted, the key would make every later scan and range erase of 'record' fail).
+    ks::memory_backend inner;
+    ks::store<derived_schema, keyschema_test::ref_backend<>> db{keyschema_test::ref_backend<>(inner)};
+    db.put<record>({"q", 1}, 5);
+    for (const std::string& bad : {ks::tuple::pack("R", "q"), ks::tuple::pack("R", "q") + "\x15"}) {
+      ks::write_batch raw;
+      raw.put(ks::tuple::pack("OTHER"), "kept out too");
+      raw.put(bad, "x");
+      const auto e = ks::testing::thrown<ks::key_error>([&] { db.write(raw); });
+      REQUIRE(e);
+      CHECK_THAT(e->what(), Catch::Contains("puts key") && Catch::Contains("keyspace 'record'") &&
+                                Catch::Contains("Nothing was written"));
+      std::string v;
+      CHECK_FALSE(inner.get(bad, v, nullptr));
+      CHECK_FALSE(inner.get(ks::tuple::pack("OTHER"), v, nullptr));
+    }
+    CHECK(db.get<record_count>({"q"}) == std::optional<std::int64_t>(1));
+    CHECK(ranges::distance(db.scan<record>()) == 1);
+  }
+  {
+    // Such a key written by another program makes scans fail; a raw erase through the store
+    // removes it (the keyspace has no count or index here), and scans work again.
+    ks::memory_backend inner;
+    ref_store db{keyschema_test::ref_backend<>(inner)};
+    db.put<message_metadata>({"q", 1}, B("m"));
+    ks::write_batch raw;
+    raw.put(ks::tuple::pack("DESTINATION", "q"), "x");
+    inner.write(raw, {});
+    CHECK_THROWS_AS(ranges::distance(db.scan<message_metadata>()), ks::decode_error);
+    const std::string what = [&] {
+      try {
+        db.write(raw);
+      } catch (const ks::key_error& e) {
+        return std::string(e.what());
+      }
+      return std::string("no key_error");
+    }();
+    CHECK_THAT(what, Catch::Contains("keyspace 'message_metadata'") && Catch::Contains("ends before its segment 3 of 4"));
+    ks::write_batch repair;
+    repair.erase(ks::tuple::pack("DESTINATION", "q"));
+    db.write(repair);
+    CHECK(ranges::distance(db.scan<message_metadata>()) == 1);
+  }
+  {
+    // Erases of such keys over the backend's limits: still the limit error, naming the keyspaces
+    // the cut-short keys start like (not a decode_error raised while naming the keyspaces).
+    ks::memory_backend inner;
+    keyschema_test::ref_backend<> backend(inner, ks::backend_limits{.max_ops_per_write = 2});
+    ref_store db{backend};
+    db.put<message_count>({"q"}, 1);
+    ks::write_batch raw;
+    raw.erase(ks::tuple::pack("MESSAGE_COUNT"));
+    raw.erase(ks::tuple::pack("MESSAGE", std::uint64_t{1}));
+    raw.erase(ks::tuple::pack("OTHER"));
+    raw.erase(ks::tuple::pack("MESSAGE_COUNT", "q"));
+    const std::string what = limit_message([&] { db.write(raw); });
+    CHECK(contains_all(what, {"'message_content', 'message_destination', 'message_count' and other keys",
+                              "4 operations", "max_ops_per_write"}));
+    CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(1));
+  }
 }
 
 TEST_CASE("stored bytes that do not decode name the keyspace and the key", "[store][errors]") {

@@ -211,7 +211,7 @@ TEST_CASE("a batch that fails writes nothing", "[conformance][batch][failure]") 
       CHECK(typed.size() == ops);  // left as it was
       // The same entry in a byte-level batch: refused by the engine at commit, nothing applied.
       ks::write_batch raw_entry = typed.operations();
-      raw_entry.put(std::string(1, '\x02'), std::string(entry_max, 'v'));
+      raw_entry.put(std::string(1, '\x03'), std::string(entry_max, 'v'));  // a key of no keyspace
       CHECK_THROWS_AS(db.write(raw_entry), ks::limit_error);
       CHECK_FALSE(db.contains<message_metadata>({"q", 1}));
       CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(1));

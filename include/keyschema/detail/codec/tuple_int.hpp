@@ -262,8 +262,9 @@ inline bool try_read_integer(tuple::reader& in, T& out) noexcept {
   if (r.empty()) return false;
   const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
   if (n > sizeof(T) || r.size() <= n) return false;
+  if (n != 0 && r[1] == 0) return false;  // a leading zero byte: not the shortest form
   const std::uint64_t v = load_big_endian_before(r.data() + 1, n, r.size() - 1, in.consumed() + 1);
-  if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()) || byte_length(v) != n) return false;
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;
   in.advance(1 + n);
   out = static_cast<T>(v);
   return true;
@@ -277,12 +278,15 @@ inline bool try_read_integer(tuple::reader& in, T& out) noexcept {
 // decodes or refuses with the precise error), pos at or past the end.
 template <tuple_integer T>
 KEYSCHEMA_ALWAYS_INLINE bool try_read_final_integer(std::string_view in, std::size_t pos, T& out) noexcept {
-  if (pos >= in.size()) return false;
+  // The element's value length is what the input leaves after the type code; the type code must
+  // say exactly that. pos at or past the end wraps n to a huge value.
+  const std::size_t n = in.size() - pos - 1;
+  if (n > sizeof(T)) return false;
   const char* const r = in.data() + pos;
-  const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
-  if (n > sizeof(T) || in.size() - pos != 1 + std::size_t{n}) return false;
+  if (static_cast<std::uint8_t>(r[0]) != code::int_zero + n) return false;
   std::uint64_t v = 0;
   if (n != 0) {
+    if (r[1] == 0) return false;  // a leading zero byte: not the shortest form
     if (in.size() >= 8) {
       std::uint64_t w;
       std::memcpy(&w, in.data() + in.size() - 8, 8);
@@ -291,7 +295,7 @@ KEYSCHEMA_ALWAYS_INLINE bool try_read_final_integer(std::string_view in, std::si
       v = load_big_endian(r + 1, n, n);
     }
   }
-  if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max()) || byte_length(v) != n) return false;
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;
   out = static_cast<T>(v);
   return true;
 }

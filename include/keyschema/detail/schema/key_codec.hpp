@@ -106,8 +106,10 @@ struct key_codec {
   // have (what the schema check separates keyspaces by). Every other key is this keyspace's or
   // was written by another program, so it must decode exactly:
   // Throws decode_error naming the keyspace and the key: an element that starts like the field's
-  // type is malformed or does not fit it (an integer out of the field's range, of any width), or
-  // bytes follow the last segment (no keyspace of a valid schema has a key that extends another's).
+  // type is malformed or does not fit it (an integer out of the field's range, of any width),
+  // bytes follow the last segment, or the key ends before its last segment, after or inside a
+  // literal or after a field (no keyspace of a valid schema has a key that extends another's, or
+  // that another extends).
   static bool decode(std::string_view key, key_type& out) {
     try {
       tuple::reader r(key);
@@ -155,6 +157,18 @@ struct key_codec {
     return decode(key, k);
   }
 
+  // Whether key is this keyspace's or starts like one and does not decode (a malformed or
+  // truncated key, which decode() refuses): the keys a scan of the whole keyspace does not step
+  // over. For classifying keys (counts, migrations, error messages) without throwing
+  // decode_error; std::bad_alloc may still be thrown.
+  static bool claims(std::string_view key) {
+    try {
+      return matches(key);
+    } catch (const decode_error&) {
+      return true;
+    }
+  }
+
  private:
   // Whether the key ends with an integer field (an id, a sequence number: the usual case), which
   // decode_rest and decode_after read on the final-element fast path.
@@ -198,6 +212,15 @@ struct key_codec {
     } catch (const decode_error& e) {
       rethrow_in_keyspace(KS::name, key, "key", e);
     }
+  }
+
+  // A key that ends where segment S should start, or inside its literal, after everything before
+  // matched: by the schema's prefix-disjointness (schema.hpp) it is the beginning of a key of this
+  // keyspace and of no other keyspace's, so it is an error, not a key to step over.
+  [[noreturn]] [[gnu::cold]] static void fail_truncated(const tuple::reader& r, std::size_t segment) {
+    r.fail("the key ends before its segment " + std::to_string(segment + 1) + " of " +
+           std::to_string(KS::segment_count) +
+           " (a truncated key, or a key of another program, not of this schema)");
   }
 
   [[noreturn]] static void fail_trailing(const tuple::reader& r) {
@@ -309,7 +332,10 @@ struct key_codec {
   static bool walk_segment(tuple::reader& r, key_type& out) {
     using seg = std::tuple_element_t<S, segments>;
     if constexpr (is_lit<seg>::value) {
-      if (!r.remaining().starts_with(seg::encoded)) return false;
+      if (!r.remaining().starts_with(seg::encoded)) [[unlikely]] {
+        if (seg::encoded.starts_with(r.remaining())) fail_truncated(r, S);
+        return false;
+      }
       r.skip(seg::encoded.size());
       return true;
     } else {
@@ -317,7 +343,8 @@ struct key_codec {
       if constexpr (tuple_integer<T>) {  // the common integer, type code checked on the way
         if (try_read_integer(r, std::get<KS::fields_before[S]>(out))) return true;
       }
-      if (r.at_end() || !codec_traits<T>::type_codes().contains(r.peek())) return false;
+      if (r.at_end()) fail_truncated(r, S);
+      if (!codec_traits<T>::type_codes().contains(r.peek())) return false;
       decode_field_into<T>(r, std::get<KS::fields_before[S]>(out));
       return true;
     }

@@ -208,6 +208,27 @@ inline void refuse_reserved(std::string_view what, const write_batch& b) {
   }
 }
 
+// Throws key_error when b puts a key that starts like a key of a keyspace of Schema but does not
+// decode as one (malformed, or cut short: key_codec::decode's errors): every scan and range erase
+// of that keyspace would refuse it. Erases pass: erasing such a key is how it is removed. Called
+// with store::write's raw batches.
+template <class Schema>
+void refuse_undecodable(std::string_view what, const write_batch& b) {
+  for (const write_batch::op o : b) {
+    if (o.kind != write_batch::op_kind::put) continue;
+    for_each_keyspace<Schema>([&]<class KS>(std::type_identity<KS>) {
+      try {
+        (void)key_codec<KS>::matches(o.key);
+      } catch (const decode_error& e) {
+        throw key_error(std::string(what) + " puts key " + describe_key(o.key) + ", which starts like a key of keyspace '" +
+                        std::string(KS::name) + "' but does not decode as one, so every scan of '" +
+                        std::string(KS::name) + "' would refuse it (" + e.what() +
+                        "). Write it through the keyspace, or under a key of no keyspace. Nothing was written");
+      }
+    });
+  }
+}
+
 template <class Schema>
 struct derived_writes;
 

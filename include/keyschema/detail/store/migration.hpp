@@ -187,16 +187,10 @@ constexpr bool check_migration_steps() {
 }
 
 // Whether key is a key of a keyspace of Schema (a key that starts like one but does not decode
-// counts as one).
+// counts as one: key_codec::claims).
 template <class Schema>
 bool key_of_schema(std::string_view key) {
-  return any_keyspace<Schema>([key]<class K>(std::type_identity<K>) {
-    try {
-      return key_codec<K>::matches(key);
-    } catch (const decode_error&) {
-      return true;
-    }
-  });
+  return any_keyspace<Schema>([key]<class K>(std::type_identity<K>) { return key_codec<K>::claims(key); });
 }
 
 // The keyspace a count or index D derives from.
@@ -335,12 +329,7 @@ class migration_run {
             using K = std::tuple_element_t<J, old_keyspaces>;
             if constexpr (J >= I && step_count<K, Steps...> > 0) {
               if (J == I && key <= current) return;
-              bool theirs = true;
-              try {
-                theirs = key_codec<K>::matches(key);
-              } catch (const decode_error&) {
-              }
-              if (!theirs) return;
+              if (!key_codec<K>::claims(key)) return;
               throw schema_error(
                   "keyschema::migrate: the step of old keyspace '" +
                   std::string(std::tuple_element_t<I, old_keyspaces>::name) + "' wrote a key of old keyspace '" +
