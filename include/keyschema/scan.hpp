@@ -357,12 +357,12 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     bool done = false;
 
     // Moves to the first entry of KS at or after the cursor's position and decodes what the
-    // prefix did not fix into current (the prefix fields once per scan). The usual step (the
-    // cursor's entry is KS's and the prefix fields are filled) is inlined into the caller's
-    // loop; the first entry, keys of other keyspaces and the end take settle_slow.
+    // prefix did not fix into current. The usual step (the cursor's entry is KS's) is inlined
+    // into the caller's loop; keys of other keyspaces and the end take settle_slow. REQUIRES:
+    // the prefix fields are filled (prefix_decoded: settle_slow found the scan's first entry).
     KEYSCHEMA_ALWAYS_INLINE void settle() {
       raw_cursor_type& c = *cursor;
-      if (prefix_decoded && c.valid()) [[likely]] {
+      if (c.valid()) [[likely]] {
         const std::string_view k = c.key();
         if (detail::key_codec<KS>::template decode_after<prefix_segments>(k, prefix_size, current.key)) [[likely]] {
           take_value(k);
@@ -372,6 +372,8 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
       settle_slow();  // decodes the cursor's key again before stepping past it: one copy of the cursor's step here
     }
 
+    // settle() for any position, the first one too: fills the prefix fields from the first entry
+    // of KS it finds (they never change).
     [[gnu::noinline]] void settle_slow() {
       raw_cursor_type& c = *cursor;
       while (c.valid()) {
@@ -429,7 +431,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     s->remaining = limit_ - 1;
     s->prefix_size = prefix_size_;
     s->cursor.emplace(std::move(c));
-    s->settle();
+    s->settle_slow();  // the first entry: fills the prefix fields
     return cursor(std::move(s));
   }
 

@@ -183,9 +183,7 @@ class basic_reader {
     } else if constexpr (std::is_same_v<V, bytes>) {
       thread_local std::string v;
       if (!store_access::raw_get(self(), k, v)) return false;
-      std::string held = std::move(out).str();
-      held.swap(v);  // the engine's bytes go to out; out's old storage serves the next read
-      out = bytes(std::move(held));
+      out.swap(v);  // the engine's bytes go to out; out's old storage serves the next read
       return true;
     } else {
       thread_local std::string v;

@@ -45,6 +45,9 @@ class bytes {
 
   // Replaces the bytes with a copy of data, reusing the storage already held.
   void assign(std::string_view data) { detail::assign_reusing(data_, data); }
+  // Exchanges the bytes with the contents of s, without copying either (storage included: s then
+  // holds what this object held, and may serve as the buffer of the next read).
+  void swap(std::string& s) noexcept { data_.swap(s); }
 
   // The bytes; the view is valid until this object is modified or destroyed.
   std::string_view view() const noexcept { return data_; }

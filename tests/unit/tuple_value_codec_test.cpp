@@ -102,6 +102,21 @@ TEST_CASE("bytes::assign copies exactly when it grows, shrinks or empties, also 
   CHECK(s.empty());
 }
 
+TEST_CASE("bytes::swap exchanges contents and storage with a string, copying nothing", "[tuple][value][assign]") {
+  const std::string long_text = B({'a', 0x00, 'b'}) + std::string(300, 'L');
+  bytes b(long_text);
+  std::string s = B({0x00, 'x'});
+  const char* const b_storage = b.data();
+  b.swap(s);
+  CHECK(b.view() == B({0x00, 'x'}));
+  CHECK(s == long_text);
+  CHECK(s.data() == b_storage);  // the storage moved, the bytes were not copied
+  std::string empty;
+  b.swap(empty);
+  CHECK(b.empty());
+  CHECK(empty == B({0x00, 'x'}));
+}
+
 TEST_CASE("tuples are packed flat and scalars as one element", "[tuple][value]") {
   using row = std::tuple<std::int64_t, std::string, std::optional<double>>;
   const row r(-5, "q", std::nullopt);

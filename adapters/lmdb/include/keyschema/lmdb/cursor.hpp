@@ -220,7 +220,7 @@ class lmdb_cursor {
       return;
     }
     const int c = lmdb_detail::compare_key(k_, bound_);
-    valid_ = check_ == bound_check::below ? c < 0 : c >= 0;
+    valid_ = (c ^ static_cast<int>(check_)) < 0;  // below: c < 0; at_least: ~c < 0, i.e. c >= 0
   }
 
   void close() noexcept {
@@ -243,8 +243,10 @@ class lmdb_cursor {
   bool write_ = false;
   bool reverse_ = false;
   // The check of each entry the cursor moves to: below the upper bound (forward), at or above the
-  // lower bound (reverse), none (forward without an upper bound).
-  enum class bound_check : unsigned char { none, below, at_least };
+  // lower bound (reverse), none (forward without an upper bound). The values of below and
+  // at_least flip the sign of the comparison or not: the entry is in range when
+  // (compare_key(...) ^ check) < 0.
+  enum class bound_check : signed char { below = 0, at_least = -1, none = 1 };
   bound_check check_ = bound_check::none;
   bool valid_ = false;
   MDB_val k_{0, nullptr};
