@@ -341,6 +341,10 @@ TEST_CASE("strings of every short length with a special byte at every position",
       CHECK(hex(tuple::pack(with_nul)) == hex(escaped));
       CHECK(std::get<0>(tuple::unpack<std::string>(escaped)) == with_nul);
       CHECK(std::get<0>(tuple::unpack<std::string, std::int64_t>(escaped + tuple::pack(1))) == with_nul);
+      // The same bytes as a byte string: the escaped NUL is not its end, before more elements or not.
+      const bytes with_nul_bytes(with_nul);
+      CHECK(std::get<0>(tuple::unpack<bytes>(tuple::pack(with_nul_bytes))) == with_nul_bytes);
+      CHECK(std::get<0>(tuple::unpack<bytes, std::int64_t>(tuple::pack(with_nul_bytes, 1))) == with_nul_bytes);
 
       std::string accented(len, 'a');
       accented.replace(pos, 1, "\xc3\xa9");

@@ -132,9 +132,27 @@ inline void read_bytes_element_into(tuple::reader& in, std::string& out) {
 // Decodes a byte string element (0x01 ...) from `in`, type code included.
 // Throws decode_error: wrong type code, unterminated payload.
 inline std::string read_bytes_element(tuple::reader& in) {
+  const std::string_view r = in.remaining();
+  if (r.size() > 1 && static_cast<std::uint8_t>(r[0]) == code::bytes) {
+    // The common case, no embedded NUL: the new string is built from the payload at once (an
+    // assignment to an empty string would take std::string's general replace).
+    if (const void* hit = std::memchr(r.data() + 1, 0, r.size() - 1)) {
+      const std::size_t k = static_cast<std::size_t>(static_cast<const char*>(hit) - r.data());
+      if (!(k + 1 < r.size() && static_cast<std::uint8_t>(r[k + 1]) == code::escape)) {
+        in.skip(k + 1);
+        return std::string(r.data() + 1, k - 1);
+      }
+    }
+  }
   std::string out;
   read_bytes_element_into(in, out);
   return out;
+}
+
+// The common case of a text element: its first NUL or non-ASCII byte, at offset i of the element
+// p[0, n), is an unescaped NUL (the terminator). The text is then p[1, i), plain ASCII.
+inline bool plain_text_at(const char* p, std::size_t n, std::size_t i) noexcept {
+  return i < n && p[i] == '\0' && !(i + 1 < n && static_cast<std::uint8_t>(p[i + 1]) == code::escape);
 }
 
 // Decodes a UTF-8 string element (0x02 ...) from `in`, type code included, validating the
@@ -148,8 +166,8 @@ inline void read_text_element_into(tuple::reader& in, std::string& out) {
   const char* p = r.data();
   const std::size_t n = r.size();
   std::size_t i = find_nul_or_non_ascii(p, 1, n);
-  if (i < n && p[i] == '\0' && !(i + 1 < n && static_cast<std::uint8_t>(p[i + 1]) == code::escape)) {
-    in.skip(i + 1);  // the common case: plain ASCII, no embedded NUL
+  if (plain_text_at(p, n, i)) {
+    in.skip(i + 1);
     assign_reusing(out, std::string_view(p + 1, i - 1));
     return;
   }
@@ -177,6 +195,16 @@ inline void read_text_element_into(tuple::reader& in, std::string& out) {
 
 // Decodes a UTF-8 string element as read_text_element_into does, into a new string.
 inline std::string read_text_element(tuple::reader& in) {
+  const std::string_view r = in.remaining();
+  if (!r.empty() && static_cast<std::uint8_t>(r[0]) == code::string) {
+    // The common case: the new string is built from the text at once (an assignment to an
+    // empty string would take std::string's general replace).
+    const std::size_t i = find_nul_or_non_ascii(r.data(), 1, r.size());
+    if (plain_text_at(r.data(), r.size(), i)) {
+      in.skip(i + 1);
+      return std::string(r.data() + 1, i - 1);
+    }
+  }
   std::string out;
   read_text_element_into(in, out);
   return out;
