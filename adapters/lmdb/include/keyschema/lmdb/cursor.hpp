@@ -195,7 +195,10 @@ class lmdb_cursor {
     int rc;
     if (!reverse_) {
       rc = r.lower.empty() ? step(MDB_FIRST) : seek_range(r.lower, max_key);
-      while (rc == MDB_SUCCESS && key() < r.lower) rc = step(MDB_NEXT);
+      // MDB_SET_RANGE lands at or after the bound it was given: only a cut bound can leave the
+      // cursor on a key below r.lower.
+      if (r.lower.size() > max_key)
+        while (rc == MDB_SUCCESS && key() < r.lower) rc = step(MDB_NEXT);
     } else if (r.upper.empty()) {
       rc = step(MDB_LAST);
     } else {
