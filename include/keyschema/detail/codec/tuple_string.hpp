@@ -98,29 +98,35 @@ inline void append_char_array_element(std::string& out, const char (&v)[N]) {
   append_text_element(out, std::string_view(v, nul == nullptr ? N : static_cast<std::size_t>(static_cast<const char*>(nul) - v)));
 }
 
+// The common case of a byte string element r (its type code checked by the caller): the first
+// NUL after the type code is the terminator, not an escaped NUL. Returns its offset k (the
+// payload is then r[1, k)), or 0 for the general path (an escaped NUL, or no terminator).
+inline std::size_t plain_bytes_end(std::string_view r) noexcept {
+  const void* hit = r.size() > 1 ? std::memchr(r.data() + 1, 0, r.size() - 1) : nullptr;
+  if (hit == nullptr) return 0;
+  const std::size_t k = static_cast<std::size_t>(static_cast<const char*>(hit) - r.data());
+  return k + 1 < r.size() && static_cast<std::uint8_t>(r[k + 1]) == code::escape ? 0 : k;
+}
+
 // Decodes a byte string element (0x01 ...) from `in`, type code included, into out (assigned:
 // its capacity is reused). Throws decode_error: wrong type code, unterminated payload; out is
 // then unspecified.
 inline void read_bytes_element_into(tuple::reader& in, std::string& out) {
   const std::string_view r = in.remaining();
   if (r.empty() || static_cast<std::uint8_t>(r[0]) != code::bytes) in.fail_unexpected("byte string");
+  if (const std::size_t k = plain_bytes_end(r)) {
+    in.skip(k + 1);
+    assign_reusing(out, std::string_view(r.data() + 1, k - 1));
+    return;
+  }
   const std::size_t start = in.offset();
-  std::size_t pos = 1;
-  for (;;) {
+  out.clear();
+  for (std::size_t pos = 1;;) {
     const void* hit = pos < r.size() ? std::memchr(r.data() + pos, 0, r.size() - pos) : nullptr;
     if (hit == nullptr) in.fail_at(start, "unterminated byte string");
     const std::size_t k = static_cast<std::size_t>(static_cast<const char*>(hit) - r.data());
-    const bool escaped = k + 1 < r.size() && static_cast<std::uint8_t>(r[k + 1]) == code::escape;
-    if (pos == 1) {
-      if (!escaped) {  // no embedded NUL
-        in.skip(k + 1);
-        assign_reusing(out, std::string_view(r.data() + 1, k - 1));
-        return;
-      }
-      out.clear();
-    }
     out.append(r.data() + pos, k - pos);
-    if (!escaped) {
+    if (!(k + 1 < r.size() && static_cast<std::uint8_t>(r[k + 1]) == code::escape)) {
       in.skip(k + 1);
       return;
     }
@@ -133,15 +139,12 @@ inline void read_bytes_element_into(tuple::reader& in, std::string& out) {
 // Throws decode_error: wrong type code, unterminated payload.
 inline std::string read_bytes_element(tuple::reader& in) {
   const std::string_view r = in.remaining();
-  if (r.size() > 1 && static_cast<std::uint8_t>(r[0]) == code::bytes) {
-    // The common case, no embedded NUL: the new string is built from the payload at once (an
-    // assignment to an empty string would take std::string's general replace).
-    if (const void* hit = std::memchr(r.data() + 1, 0, r.size() - 1)) {
-      const std::size_t k = static_cast<std::size_t>(static_cast<const char*>(hit) - r.data());
-      if (!(k + 1 < r.size() && static_cast<std::uint8_t>(r[k + 1]) == code::escape)) {
-        in.skip(k + 1);
-        return std::string(r.data() + 1, k - 1);
-      }
+  if (!r.empty() && static_cast<std::uint8_t>(r[0]) == code::bytes) {
+    // The common case: the new string is built from the payload at once (an assignment to an
+    // empty string would take std::string's general replace).
+    if (const std::size_t k = plain_bytes_end(r)) {
+      in.skip(k + 1);
+      return std::string(r.data() + 1, k - 1);
     }
   }
   std::string out;
