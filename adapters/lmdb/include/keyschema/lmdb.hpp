@@ -40,6 +40,16 @@
 // transaction is open (when the last snapshot/cursor ends, or before the next write). MDB_MAP_RESIZED
 // (another process grew the map) is handled the same way, transparently.
 //
+// Read transactions see states in commit order: one begun after another never sees an older
+// state. LMDB 0.9 alone does not ensure that: a read transaction begun while one commit ends and
+// the next writes its meta page (the reader preempted between reading the last transaction id
+// and copying that transaction's meta page) gets the newer commit's state under the older id, and
+// the read transaction after it may see the commit in between, an older state. Commits of this
+// process are counted around mdb_txn_commit, and a read transaction whose begin overlapped the end
+// of one and the start of the next is begun again (env_state::commit_events). Commits of another
+// process on the same environment cannot be counted: across processes, successive snapshots can
+// still go backwards by a commit in that window.
+//
 // Thread-safety: as the backend contract requires. get, snapshot and cursor may run concurrently
 // from any number of threads and alongside write(); write() and begin_write() are serialized
 // internally (and across processes by LMDB). A write_transaction_type belongs to the thread that

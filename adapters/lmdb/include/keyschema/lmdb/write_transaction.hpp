@@ -149,7 +149,7 @@ class lmdb_write_transaction {
       int rc = lmdb_detail::apply_batch(s, h_->txn, batch, call);
       if (rc == MDB_SUCCESS) {
         call = "mdb_txn_commit";
-        rc = ::mdb_txn_commit(h_->txn);  // frees the transaction whatever the outcome
+        rc = s.commit_write(h_->txn);  // frees the transaction whatever the outcome
         h_->txn = nullptr;
         if (rc == MDB_SUCCESS) {
           s.note_usage();  // still registered with the gate

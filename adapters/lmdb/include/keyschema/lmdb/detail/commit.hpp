@@ -140,7 +140,7 @@ inline int commit_once(env_state& s, const write_batch& batch) {
   rc = apply_batch(s, w.txn, batch, call);
   if (rc == MDB_MAP_FULL) return rc;
   if (rc != MDB_SUCCESS) throw_write_failure(s, rc, call);
-  rc = ::mdb_txn_commit(w.release());  // frees the transaction whatever the outcome
+  rc = s.commit_write(w.release());  // frees the transaction whatever the outcome
   if (rc == MDB_MAP_FULL) return rc;
   if (rc != MDB_SUCCESS) throw_write_failure(s, rc, "mdb_txn_commit");
   s.note_usage();  // still registered with the gate: the map cannot move meanwhile

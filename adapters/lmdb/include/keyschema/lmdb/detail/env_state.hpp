@@ -29,7 +29,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,23 @@ struct env_state {
   std::mutex pool_mu;
   std::size_t pool_cap = 0;
   std::mutex write_mu;
+  // Commits of this process, counted twice (before and after mdb_txn_commit, under write_mu):
+  // odd while one runs. LMDB 0.9 begins a read transaction by reading the last transaction id X
+  // and then copying the meta page of X; when the commit of X + 1 ends and the one of X + 2 writes
+  // its meta page (the same page as X's) in between, as when the reader is preempted there, the
+  // reader gets X + 2's state under the id X, and the next read transaction may see X + 1: an
+  // older state than the one before it (a counter read in two snapshots going backwards).
+  // acquire_read begins again when two of these events fell during its begin; commits of other
+  // processes cannot be seen here (see lmdb.hpp).
+  std::atomic<std::uint64_t> commit_events{0};
+
+  // mdb_txn_commit(txn), counted in commit_events. REQUIRES: write_mu is held.
+  int commit_write(MDB_txn* txn) noexcept {
+    commit_events.fetch_add(1);
+    const int rc = ::mdb_txn_commit(txn);
+    commit_events.fetch_add(1);
+    return rc;
+  }
   // The last commit left the map more than 3/4 used: grow it as soon as nothing is open.
   std::atomic<bool> grow_pending{false};
 
@@ -107,8 +126,20 @@ struct env_state {
           pool.pop_back();
         }
       }
-      const bool renewed = t != nullptr;
-      const int rc = renewed ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
+      bool renewed = false;
+      int rc;
+      for (int attempt = 0;; ++attempt) {
+        renewed = t != nullptr;  // mdb_txn_begin sets t only when it succeeds
+        const std::uint64_t before = commit_events.load();
+        rc = renewed ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
+        // A read-modify-write: LMDB's reads of the meta page above are ordered before it (a plain
+        // load would not order them on every processor; a fence is not understood by TSan).
+        if (rc != MDB_SUCCESS || commit_events.fetch_add(0, std::memory_order_acq_rel) - before < 2) break;
+        // A commit ended and another began while LMDB copied the meta page: the state may be
+        // newer than the transaction's id (see commit_events). Begin again.
+        ::mdb_txn_reset(t);
+        if (attempt >= 16) std::this_thread::yield();
+      }
       if (rc == MDB_SUCCESS) return t;
       gate.leave();
       if (renewed) ::mdb_txn_abort(t);
