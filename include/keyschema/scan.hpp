@@ -51,7 +51,6 @@
 #include <range/v3/view/facade.hpp>
 #include <range/v3/view/view.hpp>
 
-#include <array>
 #include <cstddef>
 #include <cstring>
 #include <limits>
@@ -66,28 +65,52 @@ KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace detail {
 
-// The bounds of the entries of KS whose key starts with prefix (covering `fields` fields):
-// [prefix + first type code of the next field, prefix + last type code + 1), or exactly the key
-// when the prefix is the whole key.
+// The bytes that follow the prefix in the bounds of the entries of KS whose first K fields the
+// prefix fixes: [prefix + lower, prefix + upper). lower is the first type code the next field can
+// start with, upper the byte after its last (0xff 0xff when that is 0xff); with every field fixed
+// the range is exactly the key: lower is empty, upper 0x00.
+struct bound_tails {
+  char lower_bytes[2]{};
+  std::size_t lower_size = 0;
+  char upper_bytes[2]{};
+  std::size_t upper_size = 0;
+
+  constexpr std::string_view lower() const noexcept { return std::string_view(lower_bytes, lower_size); }
+  constexpr std::string_view upper() const noexcept { return std::string_view(upper_bytes, upper_size); }
+};
+
 template <class KS, std::size_t K>
-void prefix_bounds(const std::string& prefix, std::string& lower, std::string& upper) {
-  lower.reserve(prefix.size() + 2);  // one allocation each, with room for the byte(s) below
-  upper.reserve(prefix.size() + 2);
-  lower = prefix;
-  upper = prefix;
+constexpr bound_tails make_bound_tails() noexcept {
+  bound_tails t;
   if constexpr (K == KS::field_count) {
-    upper.push_back('\0');
+    t.upper_size = 1;  // upper_bytes[0] is 0x00
   } else {
     using next = typename KS::template field_at<K>;
     constexpr type_code_set codes = codec_traits<typename next::type>::type_codes();
-    lower.push_back(static_cast<char>(codes.min()));
-    if (codes.max() == 0xff) {
-      upper.push_back('\xff');
-      upper.push_back('\xff');
+    t.lower_bytes[0] = static_cast<char>(codes.min());
+    t.lower_size = 1;
+    if constexpr (codes.max() == 0xff) {
+      t.upper_bytes[0] = t.upper_bytes[1] = '\xff';
+      t.upper_size = 2;
     } else {
-      upper.push_back(static_cast<char>(codes.max() + 1));
+      t.upper_bytes[0] = static_cast<char>(codes.max() + 1);
+      t.upper_size = 1;
     }
   }
+  return t;
+}
+
+template <class KS, std::size_t K>
+inline constexpr bound_tails prefix_tails = make_bound_tails<KS, K>();
+
+// The bounds of the entries of KS whose key starts with prefix (covering K fields), as strings.
+template <class KS, std::size_t K>
+void prefix_bounds(const std::string& prefix, std::string& lower, std::string& upper) {
+  constexpr const bound_tails& t = prefix_tails<KS, K>;
+  lower.reserve(prefix.size() + t.lower_size);  // one allocation each
+  upper.reserve(prefix.size() + t.upper_size);
+  lower.assign(prefix).append(t.lower());
+  upper.assign(prefix).append(t.upper());
 }
 
 }  // namespace detail
@@ -95,48 +118,80 @@ void prefix_bounds(const std::string& prefix, std::string& lower, std::string& u
 namespace detail {
 
 // The encoded bounds of a scan (lower then upper), held in the view itself when short (the usual
-// prefix and its bounds), else in a std::string: opening a scan allocates nothing for them.
+// prefix and its bounds), else on the heap: opening a scan allocates nothing for them. Moving
+// one copies the inline bytes and the heap pointer; a moved-from object is empty.
 class scan_bounds {
  public:
   static constexpr std::size_t inline_capacity = 120;
 
-  std::string_view view() const noexcept {
-    return heap_ ? std::string_view(str_) : std::string_view(buf_.data(), size_);
+  scan_bounds() noexcept = default;
+  scan_bounds(const scan_bounds& o) { assign(o.view()); }
+  scan_bounds& operator=(const scan_bounds& o) {
+    if (this != &o) assign(o.view());
+    return *this;
   }
-  std::size_t size() const noexcept { return heap_ ? str_.size() : size_; }
+  scan_bounds(scan_bounds&& o) noexcept : size_(std::exchange(o.size_, 0)), heap_(std::move(o.heap_)) {
+    std::memcpy(inline_, o.inline_, inline_capacity);  // a fixed size: a few vector moves
+  }
+  scan_bounds& operator=(scan_bounds&& o) noexcept {
+    if (this != &o) {
+      std::memcpy(inline_, o.inline_, inline_capacity);
+      size_ = std::exchange(o.size_, 0);
+      heap_ = std::move(o.heap_);
+    }
+    return *this;
+  }
+  ~scan_bounds() = default;
 
-  // Appends s (which may view this buffer's own bytes).
-  void append(std::string_view s) {
-    if (!heap_ && s.size() <= inline_capacity - size_) {
-      if (!s.empty()) std::memcpy(buf_.data() + size_, s.data(), s.size());  // s views no byte at or after size_
-      size_ += s.size();
-      return;
-    }
-    if (!heap_) {
-      str_.reserve(size_ + s.size());
-      str_.assign(buf_.data(), size_);  // buf_ stays intact: s remains valid
-      heap_ = true;
-    }
-    str_.append(s.data(), s.size());
+  // Valid until this object is modified, moved or destroyed.
+  std::string_view view() const noexcept { return std::string_view(heap_ ? heap_.get() : inline_, size_); }
+  std::size_t size() const noexcept { return size_; }
+
+  // Replaces the contents with prefix + lower_tail + prefix + upper_tail, in one pass (the
+  // view's bounds when a scan is opened). REQUIRES: none of the three views this object's bytes.
+  // Errors: std::bad_alloc (the contents are then unchanged).
+  KEYSCHEMA_ALWAYS_INLINE void set_bounds(std::string_view prefix, std::string_view lower_tail, std::string_view upper_tail) {
+    const std::size_t n = 2 * prefix.size() + lower_tail.size() + upper_tail.size();
+    char* p = room(n);
+    p = put(p, prefix);
+    p = put(p, lower_tail);
+    p = put(p, prefix);
+    put(p, upper_tail);
+    size_ = n;
   }
-  void push_back(char c) { append(std::string_view(&c, 1)); }
   // Replaces the count bytes at pos (count clipped to the end) with s.
   void replace(std::size_t pos, std::size_t count, std::string_view s) {
     const std::string_view v = view();
     std::string t(v.substr(0, pos));
     t.append(s);
     if (count < v.size() - pos) t.append(v.substr(pos + count));
-    size_ = 0;
-    heap_ = false;
-    str_.clear();
-    append(t);
+    assign(t);
   }
 
  private:
-  std::array<char, inline_capacity> buf_{};
+  // Storage for n bytes, the old contents dropped (the inline bytes, or a new heap block).
+  // Errors: std::bad_alloc, nothing changed.
+  char* room(std::size_t n) {
+    if (n <= inline_capacity) [[likely]] {
+      heap_.reset();
+      return inline_;
+    }
+    heap_ = std::make_unique_for_overwrite<char[]>(n);
+    return heap_.get();
+  }
+  // REQUIRES: s views none of this object's bytes.
+  void assign(std::string_view s) {
+    put(room(s.size()), s);
+    size_ = s.size();
+  }
+  static char* put(char* p, std::string_view s) noexcept {
+    if (!s.empty()) std::memcpy(p, s.data(), s.size());
+    return p + s.size();
+  }
+
+  char inline_[inline_capacity];  // the bytes when size_ <= inline_capacity
   std::size_t size_ = 0;
-  bool heap_ = false;
-  std::string str_;
+  std::unique_ptr<char[]> heap_;  // the bytes otherwise
 };
 
 }  // namespace detail
@@ -172,25 +227,10 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   // REQUIRES: source outlives the view. prefix: the encoded first K fields (and the literals
   // after them); copied.
   scan_view(const Source* source, std::string_view prefix) : source_(source), prefix_size_(prefix.size()) {
-    // b_ = lower + upper, both the prefix and one or two bytes (see detail::prefix_bounds).
-    b_.append(prefix);
-    if constexpr (K == KS::field_count) {
-      lower_size_ = prefix_size_;
-      b_.append(b_.view().substr(0, prefix_size_));
-      b_.push_back('\0');
-    } else {
-      using next = typename KS::template field_at<K>;
-      constexpr type_code_set codes = codec_traits<typename next::type>::type_codes();
-      b_.push_back(static_cast<char>(codes.min()));
-      lower_size_ = prefix_size_ + 1;
-      b_.append(b_.view().substr(0, prefix_size_));
-      if (codes.max() == 0xff) {
-        b_.push_back('\xff');
-        b_.push_back('\xff');
-      } else {
-        b_.push_back(static_cast<char>(codes.max() + 1));
-      }
-    }
+    // b_ = lower + upper: the prefix and the bytes after it (detail::prefix_tails).
+    constexpr const detail::bound_tails& t = detail::prefix_tails<KS, K>;
+    b_.set_bounds(prefix, t.lower(), t.upper());
+    lower_size_ = prefix_size_ + t.lower_size;
   }
 
   // The builders return a modified copy; called on a temporary (db.scan<KS>(...).from(a).limit(n))

@@ -211,10 +211,12 @@ class basic_reader {
                   "keyschema::scan: more prefix values than the keyspace has fields; pass at most "
                   "KS::field_count values, in field order");
     static_assert(check_prefix_arguments<KS, P...>());
-    thread_local std::string p;  // keeps its capacity: the view copies the prefix
-    p.clear();
-    key_codec<KS>::encode_prefix(p, prefix...);
-    return scan_view<KS, Derived, sizeof...(P)>(&self(), p);
+    // The prefix is written on the stack (key_codec::write_prefix), or into spill when it takes
+    // the general path (long or non-ASCII text, ...); the view copies it.
+    thread_local std::string spill;  // keeps its capacity
+    spill.clear();
+    key_buffer buf;
+    return scan_view<KS, Derived, sizeof...(P)>(&self(), key_codec<KS>::write_prefix(spill, buf, prefix...));
   }
 
  private:
@@ -299,7 +301,7 @@ class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backen
   friend detail::store_access;
   bool raw_get(std::string_view key, std::string& value) const { return backend_->get(key, value, &snap_); }
   detail::counted_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
-    return {backend_->cursor(r, &snap_), live_};
+    return {[&] { return backend_->cursor(r, &snap_); }, live_};
   }
 
   store_snapshot(const Backend* b, typename Backend::snapshot_type s, const detail::live_count* live)
@@ -545,7 +547,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
   detail::counted_cursor<detail::overlay_cursor<base_cursor_type>> raw_cursor(const key_range& r) const {
     require_open();
-    return {detail::overlay_cursor<base_cursor_type>(base_cursor(store_->backend(), *state_, r), pending_, r),
+    return {[&] { return detail::overlay_cursor<base_cursor_type>(base_cursor(store_->backend(), *state_, r), pending_, r); },
             &store_->live_};
   }
   template <class KW, class VW>
@@ -925,7 +927,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // Reader hooks (see basic_reader): the latest committed state.
   bool raw_get(std::string_view key, std::string& value) const { return backend_.get(key, value, nullptr); }
   detail::counted_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
-    return {backend_.cursor(r, nullptr), &live_};
+    return {[&] { return backend_.cursor(r, nullptr); }, &live_};
   }
 
   // The writer used by put/erase: encodes into scratch_.

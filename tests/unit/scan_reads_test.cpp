@@ -275,7 +275,9 @@ TEST_CASE("scans with prefixes and bounds longer than a view holds inline select
   using named = ks::keyspace<"named", std::string, ks::lit<"N">, ks::field<"group", std::string>,
                              ks::field<"name", std::string>>;
   ks::store<ks::schema<named>, ks::memory_backend> db;
-  for (const std::size_t len : {std::size_t{3}, std::size_t{60}, std::size_t{200}}) {
+  // The prefix of scan<named>(group) takes len + 5 bytes and the bounds twice that and 2: at len
+  // 54 they fill the view's 120 inline bytes exactly, at 55 they go to the heap.
+  for (const std::size_t len : {std::size_t{3}, std::size_t{54}, std::size_t{55}, std::size_t{60}, std::size_t{200}}) {
     const std::string group(len, 'g');
     const std::string other(len, 'h');
     for (const char c : std::string("abcdef")) {
@@ -297,6 +299,17 @@ TEST_CASE("scans with prefixes and bounds longer than a view holds inline select
     auto view = db.scan<named>(group).from(std::string(len, 'c'));
     auto moved = std::move(view);  // the bounds move with the view
     CHECK(values(moved) == "cdef");
+    // Copies: a builder on an lvalue bounds a copy and leaves the original alone.
+    const auto whole = db.scan<named>(group);
+    const auto narrowed = whole.from(std::string(len, 'c')).to(std::string(len, 'f'));
+    CHECK(values(whole) == "abcdef");
+    CHECK(values(narrowed) == "cde");
+    auto assigned = db.scan<named>(other);
+    assigned = narrowed;  // copy assignment
+    CHECK(values(assigned) == "cde");
+    CHECK(values(narrowed) == "cde");
+    assigned = db.scan<named>(other).to(std::string(len, 'c'));  // move assignment
+    CHECK(values(assigned) == "otherother");
   }
 }
 

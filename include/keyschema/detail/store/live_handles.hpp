@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -121,7 +122,12 @@ class live_handle {
 template <class Cursor>
 class counted_cursor : public Cursor {
  public:
-  counted_cursor(Cursor c, const live_count* owner) : Cursor(std::move(c)), handle_(owner, live_kind::cursor) {}
+  // The cursor make() returns, built in place where the compiler elides the move of a base
+  // initialized from a prvalue (GCC does; otherwise it is moved once).
+  template <class Make>
+    requires std::is_invocable_r_v<Cursor, Make&&>
+  counted_cursor(Make&& make, const live_count* owner)
+      : Cursor(std::forward<Make>(make)()), handle_(owner, live_kind::cursor) {}
 
  private:
   live_handle handle_;
