@@ -391,10 +391,11 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   struct state {
     std::optional<raw_cursor_type> cursor;  // empty when the limit is 0
     std::size_t prefix_size = 0;  // bytes of the prefix: every key in range starts with them
-    std::size_t remaining = 0;  // entries still to yield after the current one
+    // Entries that may still be yielded, the current one included; 0 once the scan is done (the
+    // limit reached, or nothing more in range). One counter serves both tests of every step.
+    std::size_t left = 0;
     entry_type current{};
     bool prefix_decoded = false;
-    bool done = false;
 
     // Moves to the first entry of KS at or after the cursor's position and decodes what the
     // prefix did not fix into current. The usual step (the cursor's entry is KS's) is inlined
@@ -429,7 +430,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
         }
         c.next();
       }
-      done = true;
+      left = 0;
     }
 
     KEYSCHEMA_ALWAYS_INLINE void take_value([[maybe_unused]] std::string_view k) {
@@ -448,15 +449,11 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
 
     KEYSCHEMA_ALWAYS_INLINE const entry_type& read() const { return s_->current; }
     KEYSCHEMA_ALWAYS_INLINE void next() {
-      if (s_->remaining == 0) {  // the limit is reached: the engine is not moved again
-        s_->done = true;
-        return;
-      }
-      --s_->remaining;
+      if (--s_->left == 0) return;  // the limit is reached: the engine is not moved again
       s_->cursor->next();
       s_->settle();
     }
-    bool equal(ranges::default_sentinel_t) const { return !s_ || s_->done; }
+    bool equal(ranges::default_sentinel_t) const { return !s_ || s_->left == 0; }
 
    private:
     std::shared_ptr<state> s_;
@@ -468,7 +465,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
     raw_cursor_type c = detail::store_access::raw_cursor(*source_, range());
     if (!c.valid()) return cursor();
     auto s = std::make_shared<state>();
-    s->remaining = limit_ - 1;
+    s->left = limit_;  // not 0 here
     s->prefix_size = prefix_size_;
     s->cursor.emplace(std::move(c));
     s->settle_slow();  // the first entry: fills the prefix fields

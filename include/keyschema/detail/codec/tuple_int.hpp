@@ -61,6 +61,27 @@ inline std::uint32_t to_big_endian32(std::uint32_t v) noexcept {
   }
 }
 
+// What an integer element of n value bytes (n = 0..8) allows, per n: `mask`, the low n bytes of
+// a 64-bit word set (what a load of 8 bytes ending at the element's end keeps), and `min`, the
+// least value whose shortest form takes n bytes (0 for n = 0, else 2^(8(n-1)): read from n bytes,
+// a value below it had a leading zero byte). Table loads instead of shifts whose count depends
+// on n, on a scan's every key.
+struct int_length {
+  std::uint64_t mask;
+  std::uint64_t min;
+};
+inline constexpr int_length int_lengths[9] = {
+    {0, 0},
+    {0xff, 0x1},
+    {0xffff, 0x100},
+    {0xffffff, 0x10000},
+    {0xffffffff, 0x1000000},
+    {0xffffffffff, 0x100000000},
+    {0xffffffffffff, 0x10000000000},
+    {0xffffffffffffff, 0x1000000000000},
+    {0xffffffffffffffff, 0x100000000000000},
+};
+
 // Number of bytes needed for v (0 for 0).
 constexpr unsigned byte_length(std::uint64_t v) noexcept {
   return static_cast<unsigned>(71 - std::countl_zero(v)) / 8;  // countl_zero(0) == 64 -> 0
@@ -247,7 +268,7 @@ inline std::uint64_t load_big_endian_before(const char* p, std::size_t n, std::s
   if (n != 0 && avail < 8 && before + n >= 8) {
     std::uint64_t w;
     std::memcpy(&w, p + n - 8, 8);
-    return to_big_endian(w) & (~std::uint64_t{0} >> (64 - 8 * n));
+    return to_big_endian(w) & int_lengths[n].mask;
   }
   return load_big_endian(p, n, avail);
 }
@@ -276,7 +297,9 @@ inline bool try_read_integer(tuple::reader& in, T& out) noexcept {
 // ending at the input's end whenever the whole input is at least 8 bytes long. False for
 // anything else: a shorter or longer rest, another form or type code (which the general path
 // decodes or refuses with the precise error), pos at or past the end.
-template <tuple_integer T>
+// Long: the caller knows that the input is at least 8 bytes long whenever pos is before its end
+// (the literals before the element take 7 bytes or more), so the 8-byte load needs no check.
+template <bool Long = false, tuple_integer T>
 KEYSCHEMA_ALWAYS_INLINE bool try_read_final_integer(std::string_view in, std::size_t pos, T& out) noexcept {
   // The element's value length is what the input leaves after the type code; the type code must
   // say exactly that. pos at or past the end wraps n to a huge value.
@@ -284,17 +307,15 @@ KEYSCHEMA_ALWAYS_INLINE bool try_read_final_integer(std::string_view in, std::si
   if (n > sizeof(T)) return false;
   const char* const r = in.data() + pos;
   if (static_cast<std::uint8_t>(r[0]) != code::int_zero + n) return false;
-  std::uint64_t v = 0;
-  if (n != 0) {
-    if (r[1] == 0) return false;  // a leading zero byte: not the shortest form
-    if (in.size() >= 8) {
-      std::uint64_t w;
-      std::memcpy(&w, in.data() + in.size() - 8, 8);
-      v = to_big_endian(w) & (~std::uint64_t{0} >> (64 - 8 * n));
-    } else {
-      v = load_big_endian(r + 1, n, n);
-    }
+  std::uint64_t v;
+  if (Long || in.size() >= 8) [[likely]] {
+    std::uint64_t w;
+    std::memcpy(&w, in.data() + in.size() - 8, 8);
+    v = to_big_endian(w) & int_lengths[n].mask;  // 0 when n is 0
+  } else {
+    v = load_big_endian(r + 1, n, n);  // reads nothing when n is 0
   }
+  if (v < int_lengths[n].min) return false;  // a leading zero byte: not the shortest form
   if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;
   out = static_cast<T>(v);
   return true;

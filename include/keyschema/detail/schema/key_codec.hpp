@@ -142,7 +142,10 @@ struct key_codec {
     if constexpr (ends_with_integer && FirstSegment == KS::segment_count - 1) {
       // Only the final integer is left (a scan of one queue's ids): read it from the key itself;
       // any other key takes the general path, out of the caller's loop.
-      if (try_read_final_integer(key, offset, std::get<KS::fields_before[FirstSegment]>(out))) [[likely]]
+      // The key holds at least the literals before the integer and the integer's type code:
+      // with 7 bytes of literals or more, it is at least 8 bytes long.
+      constexpr bool long_key = literal_bytes(std::make_index_sequence<FirstSegment>{}) >= 7;
+      if (try_read_final_integer<long_key>(key, offset, std::get<KS::fields_before[FirstSegment]>(out))) [[likely]]
         return true;
       return decode_after_cold<FirstSegment>(key, offset, out);
     } else {
@@ -172,6 +175,19 @@ struct key_codec {
  private:
   // Whether the key ends with an integer field (an id, a sequence number: the usual case), which
   // decode_rest and decode_after read on the final-element fast path.
+  // The bytes the literals among the segments S... take when encoded (fields not counted).
+  template <std::size_t... S>
+  static constexpr std::size_t literal_bytes(std::index_sequence<S...>) {
+    return (std::size_t{0} + ... + literal_size<std::tuple_element_t<S, segments>>());
+  }
+  template <class Seg>
+  static constexpr std::size_t literal_size() {
+    if constexpr (is_lit<Seg>::value)
+      return Seg::encoded.size();
+    else
+      return 0;
+  }
+
   static constexpr bool ends_with_integer = [] {
     using last = std::tuple_element_t<KS::segment_count - 1, segments>;
     if constexpr (is_lit<last>::value)

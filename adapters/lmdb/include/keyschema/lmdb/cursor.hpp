@@ -150,7 +150,7 @@ class lmdb_cursor {
   void init(const key_range& r) {
     reverse_ = r.reverse;
     op_ = reverse_ ? MDB_PREV : MDB_NEXT;
-    check_ = reverse_ ? bound_check::at_least : (r.upper.empty() ? bound_check::none : bound_check::below);
+    check_ = reverse_ ? bound_check::at_least : bound_check::below;
     bound_.assign(reverse_ ? r.lower : r.upper);
   }
 
@@ -218,11 +218,11 @@ class lmdb_cursor {
       if (rc == MDB_NOTFOUND) return;
       lmdb_detail::throw_status("keyschema::lmdb_backend: cursor step failed", "mdb_cursor_get", rc);
     }
-    if (check_ == bound_check::none) {
+    if (bound_.empty()) {  // no bound on this side (forward without an upper bound, reverse from the first key)
       valid_ = true;
       return;
     }
-    const int c = lmdb_detail::compare_key(k_, bound_);
+    const int c = lmdb_detail::before_sign(k_, bound_);
     valid_ = (c ^ static_cast<int>(check_)) < 0;  // below: c < 0; at_least: ~c < 0, i.e. c >= 0
   }
 
@@ -245,12 +245,11 @@ class lmdb_cursor {
   bool shared_ = false;
   bool write_ = false;
   bool reverse_ = false;
-  // The check of each entry the cursor moves to: below the upper bound (forward), at or above the
-  // lower bound (reverse), none (forward without an upper bound). The values of below and
-  // at_least flip the sign of the comparison or not: the entry is in range when
-  // (compare_key(...) ^ check) < 0.
-  enum class bound_check : signed char { below = 0, at_least = -1, none = 1 };
-  bound_check check_ = bound_check::none;
+  // The check of each entry the cursor moves to, when bound_ is not empty: below the upper bound
+  // (forward), at or above the lower bound (reverse). The values flip the sign of the comparison
+  // or not: the entry is in range when (before_sign(...) ^ check) < 0.
+  enum class bound_check : signed char { below = 0, at_least = -1 };
+  bound_check check_ = bound_check::below;
   bool valid_ = false;
   MDB_val k_{0, nullptr};
   MDB_val v_{0, nullptr};

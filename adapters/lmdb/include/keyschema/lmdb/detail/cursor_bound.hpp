@@ -1,5 +1,5 @@
 // keyschema/lmdb/detail/cursor_bound.hpp: lmdb_detail::cursor_bound, the copy of the one bound an
-// lmdb_cursor checks while it steps, and compare_key(), the check itself.
+// lmdb_cursor checks while it steps, and before_sign(), the check itself.
 //
 // A cursor copies its bound (the backend contract: the key_range it was made from may go away).
 // Bounds of typed scans are short (a key prefix and a type code or two), so the copy is kept in
@@ -70,14 +70,16 @@ class cursor_bound {
   char inline_[inline_capacity];
 };
 
-// <0, 0 or >0 as key orders before, equal to or after b (memcmp, then length: LMDB's default
-// order). REQUIRES: key.mv_data points to key.mv_size readable bytes (or mv_size is 0).
-KEYSCHEMA_ALWAYS_INLINE int compare_key(const MDB_val& key, const cursor_bound& b) noexcept {
-  const std::size_t n = key.mv_size < b.size() ? key.mv_size : b.size();
-  if (n != 0) {
-    if (const int c = std::memcmp(key.mv_data, b.data(), n); c != 0) return c;
-  }
-  return key.mv_size < b.size() ? -1 : (key.mv_size > b.size() ? 1 : 0);
+// Negative when key orders before b in LMDB's default order (memcmp, then length), zero or
+// positive otherwise. A key at least as long as b, the usual case, takes one memcmp over b's
+// bytes: equal bytes mean the key is b or extends it, so not before it. REQUIRES: b is not
+// empty; key.mv_data points to key.mv_size readable bytes (or mv_size is 0).
+KEYSCHEMA_ALWAYS_INLINE int before_sign(const MDB_val& key, const cursor_bound& b) noexcept {
+  if (key.mv_size >= b.size()) [[likely]]
+    return std::memcmp(key.mv_data, b.data(), b.size());
+  // Shorter than b: before it unless a byte orders after b's.
+  const int c = key.mv_size == 0 ? 0 : std::memcmp(key.mv_data, b.data(), key.mv_size);
+  return c != 0 ? c : -1;
 }
 
 }  // namespace lmdb_detail
