@@ -137,6 +137,8 @@ struct key_codec {
   // (offset bytes, as a scan's bounds guarantee): decodes only the segments after it, into the
   // fields of out that follow (std::string and bytes fields are assigned, reusing their storage).
   // The fields before are left alone. Returns false and throws decode_error as decode() does.
+  // REQUIRES: key starts with that encoding and offset is its length (the final integer's 8-byte
+  // load relies on the literals in it; see literal_bytes).
   template <std::size_t FirstSegment>
   KEYSCHEMA_ALWAYS_INLINE static bool decode_after(std::string_view key, std::size_t offset, key_type& out) {
     if constexpr (ends_with_integer && FirstSegment == KS::segment_count - 1) {
