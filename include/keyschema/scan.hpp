@@ -38,6 +38,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/inline_bytes.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/entry.hpp>
@@ -118,46 +119,23 @@ void prefix_bounds(const std::string& prefix, std::string& lower, std::string& u
 namespace detail {
 
 // The encoded bounds of a scan (lower then upper), held in the view itself when short (the usual
-// prefix and its bounds), else on the heap: opening a scan allocates nothing for them. Moving
-// one copies the inline bytes and the heap pointer; a moved-from object is empty.
+// prefix and its bounds), else on the heap (detail::inline_bytes): opening a scan allocates
+// nothing for them.
 class scan_bounds {
  public:
-  static constexpr std::size_t inline_capacity = 120;
-
-  scan_bounds() noexcept = default;
-  scan_bounds(const scan_bounds& o) { assign(o.view()); }
-  scan_bounds& operator=(const scan_bounds& o) {
-    if (this != &o) assign(o.view());
-    return *this;
-  }
-  scan_bounds(scan_bounds&& o) noexcept : size_(std::exchange(o.size_, 0)), heap_(std::move(o.heap_)) {
-    std::memcpy(inline_, o.inline_, inline_capacity);  // a fixed size: a few vector moves
-  }
-  scan_bounds& operator=(scan_bounds&& o) noexcept {
-    if (this != &o) {
-      std::memcpy(inline_, o.inline_, inline_capacity);
-      size_ = std::exchange(o.size_, 0);
-      heap_ = std::move(o.heap_);
-    }
-    return *this;
-  }
-  ~scan_bounds() = default;
-
   // Valid until this object is modified, moved or destroyed.
-  std::string_view view() const noexcept { return std::string_view(heap_ ? heap_.get() : inline_, size_); }
-  std::size_t size() const noexcept { return size_; }
+  std::string_view view() const noexcept { return bytes_.view(); }
+  std::size_t size() const noexcept { return bytes_.size(); }
 
   // Replaces the contents with prefix + lower_tail + prefix + upper_tail, in one pass (the
   // view's bounds when a scan is opened). REQUIRES: none of the three views this object's bytes.
   // Errors: std::bad_alloc (the contents are then unchanged).
   KEYSCHEMA_ALWAYS_INLINE void set_bounds(std::string_view prefix, std::string_view lower_tail, std::string_view upper_tail) {
-    const std::size_t n = 2 * prefix.size() + lower_tail.size() + upper_tail.size();
-    char* p = room(n);
+    char* p = bytes_.overwrite(2 * prefix.size() + lower_tail.size() + upper_tail.size());
     p = put(p, prefix);
     p = put(p, lower_tail);
     p = put(p, prefix);
     put(p, upper_tail);
-    size_ = n;
   }
   // Replaces the count bytes at pos (count clipped to the end) with s.
   void replace(std::size_t pos, std::size_t count, std::string_view s) {
@@ -165,33 +143,16 @@ class scan_bounds {
     std::string t(v.substr(0, pos));
     t.append(s);
     if (count < v.size() - pos) t.append(v.substr(pos + count));
-    assign(t);
+    bytes_.assign(t);
   }
 
  private:
-  // Storage for n bytes, the old contents dropped (the inline bytes, or a new heap block).
-  // Errors: std::bad_alloc, nothing changed.
-  char* room(std::size_t n) {
-    if (n <= inline_capacity) [[likely]] {
-      heap_.reset();
-      return inline_;
-    }
-    heap_ = std::make_unique_for_overwrite<char[]>(n);
-    return heap_.get();
-  }
-  // REQUIRES: s views none of this object's bytes.
-  void assign(std::string_view s) {
-    put(room(s.size()), s);
-    size_ = s.size();
-  }
   static char* put(char* p, std::string_view s) noexcept {
     if (!s.empty()) std::memcpy(p, s.data(), s.size());
     return p + s.size();
   }
 
-  char inline_[inline_capacity];  // the bytes when size_ <= inline_capacity
-  std::size_t size_ = 0;
-  std::unique_ptr<char[]> heap_;  // the bytes otherwise
+  inline_bytes<120> bytes_;
 };
 
 }  // namespace detail

@@ -137,15 +137,16 @@ struct key_codec {
   // (offset bytes, as a scan's bounds guarantee): decodes only the segments after it, into the
   // fields of out that follow (std::string and bytes fields are assigned, reusing their storage).
   // The fields before are left alone. Returns false and throws decode_error as decode() does.
-  // REQUIRES: key starts with that encoding and offset is its length (the final integer's 8-byte
-  // load relies on the literals in it; see literal_bytes).
+  // REQUIRES: offset is the length of that encoding (the final integer's 8-byte load relies on
+  // it: a key it reads holds offset + 1 bytes or more, and offset counts the literals; see
+  // literal_bytes), whatever the key's bytes; key starts with it (else its fields decode wrong).
   template <std::size_t FirstSegment>
   KEYSCHEMA_ALWAYS_INLINE static bool decode_after(std::string_view key, std::size_t offset, key_type& out) {
     if constexpr (ends_with_integer && FirstSegment == KS::segment_count - 1) {
       // Only the final integer is left (a scan of one queue's ids): read it from the key itself;
       // any other key takes the general path, out of the caller's loop.
-      // The key holds at least the literals before the integer and the integer's type code:
-      // with 7 bytes of literals or more, it is at least 8 bytes long.
+      // try_read_final_integer reads a key only when it holds offset + 1 bytes or more, and offset
+      // counts the literals before the integer: with 7 bytes of them or more, 8 bytes or more.
       constexpr bool long_key = literal_bytes(std::make_index_sequence<FirstSegment>{}) >= 7;
       if (try_read_final_integer<long_key>(key, offset, std::get<KS::fields_before[FirstSegment]>(out))) [[likely]]
         return true;
@@ -175,8 +176,6 @@ struct key_codec {
   }
 
  private:
-  // Whether the key ends with an integer field (an id, a sequence number: the usual case), which
-  // decode_rest and decode_after read on the final-element fast path.
   // The bytes the literals among the segments S... take when encoded (fields not counted).
   template <std::size_t... S>
   static constexpr std::size_t literal_bytes(std::index_sequence<S...>) {
@@ -190,6 +189,8 @@ struct key_codec {
       return 0;
   }
 
+  // Whether the key ends with an integer field (an id, a sequence number: the usual case), which
+  // decode_rest and decode_after read on the final-element fast path.
   static constexpr bool ends_with_integer = [] {
     using last = std::tuple_element_t<KS::segment_count - 1, segments>;
     if constexpr (is_lit<last>::value)
