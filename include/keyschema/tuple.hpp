@@ -13,6 +13,7 @@
 #pragma once
 
 #include <keyschema/codec.hpp>
+#include <keyschema/detail/codec/decode_in_place.hpp>
 #include <keyschema/detail/codec/direct_write.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/tuple_dynamic.hpp>
@@ -26,6 +27,37 @@
 #include <utility>
 
 KEYSCHEMA_BEGIN_NAMESPACE
+namespace detail {
+
+// tuple::unpack of encodable Ts: one named result, built in the caller's object.
+template <class... Ts>
+std::tuple<Ts...> unpack_whole(std::string_view in) {
+  tuple::reader r(in);
+  std::tuple<Ts...> result = decode_elements<Ts...>(r);
+  if (!r.at_end()) r.fail("trailing bytes");
+  return result;
+}
+
+// tuple::unpack_prefix of an encodable T. (One function per path, each returning one named
+// object: a function holding both moved the result.)
+template <class T>
+std::pair<T, std::size_t> unpack_first_in_place(std::string_view in) {
+  tuple::reader r(in);
+  std::pair<T, std::size_t> result;
+  decode_in_place(r, result.first);
+  result.second = r.offset();
+  return result;
+}
+
+template <class T>
+std::pair<T, std::size_t> unpack_first_moving(std::string_view in) {
+  tuple::reader r(in);
+  T v = codec_traits<T>::decode(r);
+  return {std::move(v), r.offset()};
+}
+
+}  // namespace detail
+
 namespace tuple {
 
 // Appends the elements vs... to out, in order. Allocates nothing besides out's growth.
@@ -55,6 +87,9 @@ std::string pack(const Ts&... vs) {
 }
 
 // Decodes all of `in` as the elements Ts... in order. Decode string elements as std::string.
+// An element of a nothrow default-constructible type (neither empty nor const) is default-
+// constructed, then destroyed and built from its decoder's result in place (no move); other
+// elements are decoded, then moved into the tuple. unpack_prefix does the same.
 // Throws decode_error: malformed bytes, an element of another type, a value that does not fit,
 // too few elements, or "trailing bytes at byte N" when `in` holds more than Ts....
 template <class... Ts>
@@ -64,10 +99,7 @@ std::tuple<Ts...> unpack(std::string_view in) {
                 "as std::string (not std::string_view, const char* or char arrays)");
   static_assert((key_writable<Ts> && ...), KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
   if constexpr ((key_encodable<Ts> && ...)) {
-    reader r(in);
-    std::tuple<Ts...> result{codec_traits<Ts>::decode(r)...};  // braced: evaluated left to right
-    if (!r.at_end()) r.fail("trailing bytes");
-    return result;
+    return detail::unpack_whole<Ts...>(in);  // elements decoded in place (detail/codec/decode_in_place.hpp)
   } else {
     return std::tuple<Ts...>{};
   }
@@ -82,9 +114,10 @@ std::pair<T, std::size_t> unpack_prefix(std::string_view in) {
                 "elements as std::string");
   static_assert(key_writable<T>, KEYSCHEMA_DETAIL_NO_CODEC_MESSAGE);
   if constexpr (key_encodable<T>) {
-    reader r(in);
-    T v = codec_traits<T>::decode(r);
-    return {std::move(v), r.offset()};
+    if constexpr (detail::decodable_in_place<T>)
+      return detail::unpack_first_in_place<T>(in);
+    else
+      return detail::unpack_first_moving<T>(in);
   } else {
     return {T{}, 0};
   }

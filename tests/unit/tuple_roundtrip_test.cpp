@@ -316,6 +316,77 @@ TEST_CASE("pack_into appends and unpack_prefix reads the first element", "[tuple
   CHECK(used == 5);
 }
 
+// Counts its live objects and its copies and moves. unpack builds each element from its
+// decoder's result (detail/codec/decode_in_place.hpp): no copy or move, and no element left
+// behind or destroyed twice when a decoder throws. DefaultConstructible = false takes the path
+// that moves (std::tuple's own constructor).
+template <bool DefaultConstructible>
+struct tracked {
+  static inline int live = 0;
+  static inline int moves = 0;
+  std::uint64_t value = 0;
+  tracked() noexcept
+    requires DefaultConstructible
+  {
+    ++live;
+  }
+  explicit tracked(std::uint64_t v) noexcept : value(v) { ++live; }
+  tracked(const tracked& o) noexcept : value(o.value) { ++live, ++moves; }
+  tracked(tracked&& o) noexcept : value(o.value) { ++live, ++moves; }
+  tracked& operator=(const tracked&) = default;
+  tracked& operator=(tracked&&) = default;
+  ~tracked() { --live; }
+  static void reset() { live = moves = 0; }
+};
+
+template <bool D>
+struct keyschema::codec<tracked<D>> {
+  using repr = std::uint64_t;
+  static std::uint64_t to_repr(const tracked<D>& t) noexcept { return t.value; }
+  static tracked<D> from_repr(std::uint64_t v) {
+    if (v == 13) throw keyschema::decode_error("13 is refused");
+    return tracked<D>(v);
+  }
+};
+
+// The same unpack calls over T = tracked<true> (built in place: no move) and tracked<false>
+// (moved): the values, and no object left behind when a decoder throws.
+template <class T>
+void check_unpack_of() {
+  constexpr bool in_place = keyschema::detail::decodable_in_place<T>;
+  const std::string key = tuple::pack(std::uint64_t{7}, "queue", std::uint64_t{9});
+  T::reset();
+  {
+    const auto [a, name, b] = tuple::unpack<T, std::string, T>(key);
+    CHECK(a.value == 7);
+    CHECK(name == "queue");
+    CHECK(b.value == 9);
+    CHECK(T::live == 2);
+    const auto [first, used] = tuple::unpack_prefix<T>(key);
+    CHECK(first.value == 7);
+    CHECK(used == 2);
+    const auto nested = tuple::unpack<std::tuple<T, std::string>>(tuple::pack(std::tuple<std::uint64_t, std::string>(5, "n")));
+    CHECK(std::get<0>(std::get<0>(nested)).value == 5);
+    CHECK(std::get<1>(std::get<0>(nested)) == "n");
+    if constexpr (in_place) CHECK(T::moves == 0);
+  }
+  CHECK(T::live == 0);
+  // A decoder that throws: elements before it, after it (never decoded), and inside a nested tuple.
+  CHECK_THROWS_WITH((tuple::unpack<T, T, T>(tuple::pack(1, 13, 3))), "13 is refused");
+  CHECK_THROWS_WITH((tuple::unpack<std::string, std::tuple<T, T>>(tuple::pack("a", std::tuple<int, int>(2, 13)))),
+                    "13 is refused");
+  CHECK_THROWS_WITH(tuple::unpack_prefix<T>(tuple::pack(13)), "13 is refused");
+  CHECK_THROWS_AS((tuple::unpack<T, T>(tuple::pack(1, 2, 3))), decode_error);  // trailing bytes
+  CHECK(T::live == 0);
+}
+
+TEST_CASE("unpack builds its elements in place, in order, and leaves nothing behind when one fails", "[tuple][roundtrip]") {
+  STATIC_REQUIRE(keyschema::detail::decodable_in_place<tracked<true>>);
+  STATIC_REQUIRE_FALSE(keyschema::detail::decodable_in_place<tracked<false>>);
+  check_unpack_of<tracked<true>>();
+  check_unpack_of<tracked<false>>();
+}
+
 TEST_CASE("unpack rejects too few elements", "[tuple][roundtrip]") {
   CHECK_THROWS_AS((tuple::unpack<std::string, std::int64_t>(tuple::pack("a"))), decode_error);
   CHECK_THROWS_AS((tuple::unpack<std::tuple<std::string, std::int64_t>>(tuple::pack(std::tuple<std::string>("a")))),
@@ -371,6 +442,17 @@ TEST_CASE("integers of every byte length at the end of the input and before more
     CHECK(std::get<0>(tuple::unpack<std::uint64_t>(k)) == v);
     CHECK(std::get<1>(tuple::unpack<std::string, std::uint64_t>(tuple::pack("", v))) == v);
     CHECK(std::get<0>(tuple::unpack<std::uint64_t, std::string>(tuple::pack(v, std::string(20, 'z')))) == v);
+    if (n >= 1) {
+      // A value of n - 1 bytes behind a zero byte: not the shortest form, refused wherever the
+      // element stands (alone, after other bytes, before other bytes).
+      std::string padded = B({0x14 + static_cast<int>(n), 0x00});
+      for (unsigned b = 1; b < n; ++b) padded += static_cast<char>(b);
+      CHECK_THROWS_WITH(tuple::unpack<std::uint64_t>(padded), Catch::Contains("non-canonical integer"));
+      CHECK_THROWS_WITH((tuple::unpack<std::string, std::uint64_t>(tuple::pack("") + padded)),
+                        Catch::Contains("non-canonical integer"));
+      CHECK_THROWS_WITH((tuple::unpack<std::uint64_t, std::string>(padded + tuple::pack(std::string(20, 'z')))),
+                        Catch::Contains("non-canonical integer"));
+    }
     if (n <= 7) {
       const auto neg = -static_cast<std::int64_t>(v);
       CHECK(std::get<0>(tuple::unpack<std::int64_t>(tuple::pack(neg))) == neg);

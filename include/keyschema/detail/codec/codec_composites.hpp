@@ -6,6 +6,7 @@
 #pragma once
 
 #include <keyschema/detail/codec/codec_core.hpp>
+#include <keyschema/detail/codec/decode_in_place.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/codec/tuple_codes.hpp>
 #include <keyschema/tuple_reader.hpp>
@@ -104,7 +105,7 @@ struct codec<std::tuple<Ts...>> {
   // Throws decode_error: not a nested tuple, an element of another type, fewer or more elements.
   static std::tuple<Ts...> decode(tuple::reader& in) {
     in.begin_nested();
-    std::tuple<Ts...> r{codec_traits<Ts>::decode(in)...};  // braced: evaluated left to right
+    std::tuple<Ts...> r = detail::decode_elements<Ts...>(in);  // in order, in place when possible
     in.end_nested();
     return r;
   }

@@ -137,8 +137,9 @@ inline std::uint64_t load_big_endian(const char* p, std::size_t n, std::size_t a
     std::uint32_t hi, lo;
     std::memcpy(&hi, p, 4);
     std::memcpy(&lo, p + n - 4, 4);
-    const unsigned shift = 8 * static_cast<unsigned>(n - 4);  // 0..24 here (n < 8)
-    return (std::uint64_t{to_big_endian32(hi)} << shift) | (to_big_endian32(lo) & ((std::uint64_t{1} << shift) - 1));
+    // Shifted, hi puts byte p[j] at the place lo puts it (the 8(n-1-j) bits), so the bytes both
+    // loads read overlap with equal values and the two combine with a plain or.
+    return (std::uint64_t{to_big_endian32(hi)} << (8 * (n - 4))) | to_big_endian32(lo);
   }
   std::uint64_t v = 0;
   for (std::size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<std::uint8_t>(p[i]);
@@ -283,8 +284,8 @@ inline bool try_read_integer(tuple::reader& in, T& out) noexcept {
   if (r.empty()) return false;
   const unsigned n = static_cast<unsigned>(static_cast<std::uint8_t>(r[0])) - code::int_zero;  // wraps below 0x14
   if (n > sizeof(T) || r.size() <= n) return false;
-  if (n != 0 && r[1] == 0) return false;  // a leading zero byte: not the shortest form
   const std::uint64_t v = load_big_endian_before(r.data() + 1, n, r.size() - 1, in.consumed() + 1);
+  if (v < int_lengths[n].min) return false;  // a leading zero byte: not the shortest form
   if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;
   in.advance(1 + n);
   out = static_cast<T>(v);

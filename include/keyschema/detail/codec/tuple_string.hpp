@@ -168,7 +168,7 @@ inline void read_text_element_into(tuple::reader& in, std::string& out) {
   const std::size_t start = in.offset();
   const char* p = r.data();
   const std::size_t n = r.size();
-  std::size_t i = find_nul_or_non_ascii(p, 1, n);
+  std::size_t i = find_nul_or_non_ascii_inline(p, 1, n);
   if (plain_text_at(p, n, i)) {
     in.skip(i + 1);
     assign_reusing(out, std::string_view(p + 1, i - 1));
@@ -202,7 +202,7 @@ inline std::string read_text_element(tuple::reader& in) {
   if (!r.empty() && static_cast<std::uint8_t>(r[0]) == code::string) {
     // The common case: the new string is built from the text at once (an assignment to an
     // empty string would take std::string's general replace).
-    const std::size_t i = find_nul_or_non_ascii(r.data(), 1, r.size());
+    const std::size_t i = find_nul_or_non_ascii_inline(r.data(), 1, r.size());
     if (plain_text_at(r.data(), r.size(), i)) {
       in.skip(i + 1);
       return std::string(r.data() + 1, i - 1);
