@@ -349,14 +349,14 @@ void ks_erase_batch(benchmark::State& state) {
   auto& f = engine<Backend>();
   const std::uint64_t first = f.next_put_id;
   f.next_put_id += kBatch * static_cast<std::uint64_t>(state.max_iterations);
-  {
+  keyschema_bench::not_counted([&] {
     auto b = f.db->batch();
     for (std::uint64_t i = 0; i < kBatch * state.max_iterations; ++i) {
       b.template put<metadata>({"ersk", first + i}, ks::bytes("x"));
       if (b.size() == 1000) b.commit(kNoSync);
     }
     b.commit(kNoSync);
-  }
+  });
   std::uint64_t id = first;
   auto b = f.db->batch();
   for (auto _ : state) {
@@ -480,7 +480,7 @@ void leveldb_erase_batch(benchmark::State& state) {
   const std::uint64_t first = f.next_native_put_id;
   f.next_native_put_id += kBatch * static_cast<std::uint64_t>(state.max_iterations);
   std::string k;
-  {
+  keyschema_bench::not_counted([&] {
     leveldb::WriteBatch b;
     for (std::uint64_t i = 0; i < kBatch * state.max_iterations; ++i) {
       native_key(k, prefix, first + i);
@@ -491,7 +491,7 @@ void leveldb_erase_batch(benchmark::State& state) {
       }
     }
     nl().write(b);
-  }
+  });
   std::uint64_t id = first;
   leveldb::WriteBatch b;
   for (auto _ : state) {
@@ -631,14 +631,16 @@ void lmdb_erase_batch(benchmark::State& state) {
   const std::uint64_t first = f.next_native_put_id;
   f.next_native_put_id += kBatch * static_cast<std::uint64_t>(state.max_iterations);
   std::string k;
-  for (std::uint64_t i = 0; i < kBatch * state.max_iterations; i += 1000) {
-    nm().write([&](MDB_txn* t) {
-      for (std::uint64_t j = i; j < i + 1000 && j < kBatch * state.max_iterations; ++j) {
-        native_key(k, prefix, first + j);
-        nm().put(t, k, "x");
-      }
-    });
-  }
+  keyschema_bench::not_counted([&] {
+    for (std::uint64_t i = 0; i < kBatch * state.max_iterations; i += 1000) {
+      nm().write([&](MDB_txn* t) {
+        for (std::uint64_t j = i; j < i + 1000 && j < kBatch * state.max_iterations; ++j) {
+          native_key(k, prefix, first + j);
+          nm().put(t, k, "x");
+        }
+      });
+    }
+  });
   std::uint64_t id = first;
   for (auto _ : state) {
     nm().write([&](MDB_txn* t) {

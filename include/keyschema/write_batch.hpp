@@ -93,8 +93,8 @@ class write_batch {
   // REQUIRES: i < size().
   op operator[](std::size_t i) const noexcept {
     const rec& r = ops_[i];
-    std::string_view all(buf_);
-    return op{r.kind, all.substr(r.offset, r.key_len), all.substr(r.offset + r.key_len, r.value_len)};
+    const char* const key = buf_.data() + r.offset;  // in buf_ by construction: no bounds check
+    return op{r.kind, std::string_view(key, r.key_len), std::string_view(key + r.key_len, r.value_len)};
   }
 
   // Iteration in insertion order: for (write_batch::op o : batch) ...

@@ -54,28 +54,33 @@ inline void check_value_limit(std::string_view keyspace, const backend_limits& l
   }
 }
 
-// Checks a whole batch before it is written: its operation count against max_ops_per_write and
-// its bytes (write_batch::byte_size) against max_bytes_per_write. keyspaces() returns the names
-// of the keyspaces the batch touches, for the message (called only on error).
-// Errors: limit_error naming the keyspaces, the limit, the size and the maximum.
-template <class KeyspaceNames>
-void check_batch_limits(const backend_limits& l, const write_batch& b, KeyspaceNames&& keyspaces) {
+// The error of check_batch_limits (out of line: the check itself builds no string).
+[[noreturn, gnu::cold, gnu::noinline]] inline void refuse_batch(const backend_limits& l, const write_batch& b,
+                                                               const std::string& keyspaces) {
   const char* limit_name = nullptr;
   std::string size, limit;
   if (b.size() > l.max_ops_per_write) {
     limit_name = "max_ops_per_write";
     size = std::to_string(b.size()) + " operations";
     limit = std::to_string(l.max_ops_per_write) + " operations";
-  } else if (b.byte_size() > l.max_bytes_per_write) {
+  } else {
     limit_name = "max_bytes_per_write";
     size = std::to_string(b.byte_size()) + " bytes of keys and values";
     limit = std::to_string(l.max_bytes_per_write) + " bytes";
-  } else {
-    return;
   }
-  throw limit_error("keyschema::store: a batch of keyspace(s) " + std::string(keyspaces()) + " holds " + size +
+  throw limit_error("keyschema::store: a batch of keyspace(s) " + keyspaces + " holds " + size +
                     ", more than the backend's maximum of " + limit + " per atomic write (backend_limits::" +
                     limit_name + "); split it into smaller batches or transactions. Nothing was written");
+}
+
+// Checks a whole batch before it is written: its operation count against max_ops_per_write and
+// its bytes (write_batch::byte_size) against max_bytes_per_write. keyspaces() returns the names
+// of the keyspaces the batch touches, for the message (called only on error).
+// Errors: limit_error naming the keyspaces, the limit, the size and the maximum.
+template <class KeyspaceNames>
+void check_batch_limits(const backend_limits& l, const write_batch& b, KeyspaceNames&& keyspaces) {
+  if (b.size() > l.max_ops_per_write || b.byte_size() > l.max_bytes_per_write) [[unlikely]]
+    refuse_batch(l, b, std::string(keyspaces()));
 }
 
 // The number of keys one chunk of a bounded range erase may hold: at most cap (the store's

@@ -100,24 +100,29 @@ inline bool erases_only(const write_batch& batch) noexcept {
   lmdb_detail::throw_status(what + "; nothing was written", call, rc);
 }
 
+// The error of check_limits for operation i, o (out of line: the check itself builds no string).
+[[noreturn, gnu::cold, gnu::noinline]] inline void refuse_op(const env_state& s, std::size_t i, write_batch::op o) {
+  if (o.key.empty()) {
+    throw limit_error("keyschema::lmdb_backend::write: operation " + std::to_string(i) +
+                      " of the batch has an empty key, which LMDB cannot store (limit: 1 to " +
+                      std::to_string(s.max_key) + " bytes). Nothing was written");
+  }
+  if (o.key.size() > s.max_key) {
+    throw limit_error("keyschema::lmdb_backend::write: a key of " + std::to_string(o.key.size()) +
+                      " bytes exceeds LMDB's maximum key size of " + std::to_string(s.max_key) +
+                      " bytes (mdb_env_get_maxkeysize); shorten the key. Nothing was written");
+  }
+  throw limit_error("keyschema::lmdb_backend::write: a value of " + std::to_string(o.value.size()) +
+                    " bytes exceeds LMDB's maximum value size of " + std::to_string(max_value_size) +
+                    " bytes. Nothing was written");
+}
+
 inline void check_limits(const env_state& s, const write_batch& batch) {
   std::size_t i = 0;
   for (write_batch::op o : batch) {
-    if (o.key.empty()) {
-      throw limit_error("keyschema::lmdb_backend::write: operation " + std::to_string(i) +
-                        " of the batch has an empty key, which LMDB cannot store (limit: 1 to " +
-                        std::to_string(s.max_key) + " bytes). Nothing was written");
-    }
-    if (o.key.size() > s.max_key) {
-      throw limit_error("keyschema::lmdb_backend::write: a key of " + std::to_string(o.key.size()) +
-                        " bytes exceeds LMDB's maximum key size of " + std::to_string(s.max_key) +
-                        " bytes (mdb_env_get_maxkeysize); shorten the key. Nothing was written");
-    }
-    if (o.kind == write_batch::op_kind::put && o.value.size() > max_value_size) {
-      throw limit_error("keyschema::lmdb_backend::write: a value of " + std::to_string(o.value.size()) +
-                        " bytes exceeds LMDB's maximum value size of " + std::to_string(max_value_size) +
-                        " bytes. Nothing was written");
-    }
+    if (o.key.empty() || o.key.size() > s.max_key ||
+        (o.kind == write_batch::op_kind::put && o.value.size() > max_value_size)) [[unlikely]]
+      refuse_op(s, i, o);
     ++i;
   }
 }
