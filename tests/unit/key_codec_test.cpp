@@ -47,13 +47,11 @@ std::vector<std::uint64_t> expected(const std::vector<ms_point>& at, Pred pred) 
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("time bounds convert their unit exactly like keys", "[key][chrono]") {
+// Time bounds of several units against entries every 370 ms from 10 s before `now` to 10 s
+// after (id = index).
+void check_time_bounds(system_clock::time_point now) {
   expiry_store db;
-  const auto now = system_clock::now();
   const ms_point now_ms = time_point_cast<milliseconds>(now);
-  // Entries every 370 ms from 10 s before now to 10 s after, in increasing order (id = index).
   std::vector<ms_point> at;
   for (ms_point t = now_ms - 10s; t <= now_ms + 10s; t += 370ms) at.push_back(t);
   for (std::size_t i = 0; i < at.size(); ++i) db.put<expiry>({at[i], i}, "x");
@@ -77,12 +75,30 @@ TEST_CASE("time bounds convert their unit exactly like keys", "[key][chrono]") {
         expected(at, [&](ms_point t) { return t >= now_s - 3s && t < now_s + 3s; }));
   CHECK(ids(db.scan<expiry>().through(now_s).reverse()).size() == due_s.size());
 
-  // A prefix value of a coarser unit selects the entries at exactly that instant.
+  // A prefix value of a coarser unit selects the entries at exactly that instant: the one put
+  // there, and the entry of `at` that falls on the second when now's milliseconds are .010, .380
+  // or .750; never the others of that second.
   db.put<expiry>({now_s, 1000}, "x");
-  CHECK(ids(db.scan<expiry>(now_s)) == std::vector<std::uint64_t>{1000});
-  CHECK(db.erase_prefix<expiry>(now_s) == 1);
-  CHECK(ranges::distance(db.scan<expiry>()) == static_cast<std::ptrdiff_t>(at.size()));
+  std::vector<std::uint64_t> at_now_s = expected(at, [&](ms_point t) { return t == now_s; });
+  at_now_s.push_back(1000);
+  CHECK(ids(db.scan<expiry>(now_s)) == at_now_s);
+  CHECK(db.erase_prefix<expiry>(now_s) == at_now_s.size());
+  CHECK(ranges::distance(db.scan<expiry>()) == static_cast<std::ptrdiff_t>(at.size() + 1 - at_now_s.size()));
+}
 
+}  // namespace
+
+TEST_CASE("time bounds convert their unit exactly like keys", "[key][chrono]") {
+  // Now, and two instants whose milliseconds are chosen: .000 (now is on the second) and .380 (an
+  // entry falls exactly on the second).
+  const sys_seconds fixed{1'700'000'000s};
+  for (const system_clock::time_point now : {system_clock::now(), system_clock::time_point(fixed),
+                                             system_clock::time_point(fixed + 380ms)}) {
+    INFO("now = " << duration_cast<milliseconds>(now.time_since_epoch()).count() << " ms since the epoch");
+    check_time_bounds(now);
+  }
+
+  expiry_store db;
   // Durations likewise: a seconds bound on a milliseconds field.
   for (int i = 0; i < 10; ++i) db.put<ttl>({milliseconds(i * 400)}, "t");  // 0, 400, ..., 3600 ms
   CHECK(ranges::distance(db.scan<ttl>().to(2s)) == 5);       // 0..1600
