@@ -11,14 +11,21 @@
 #include <keyschema/leveldb.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <leveldb/env.h>
+#include <leveldb/slice.h>
+#include <leveldb/status.h>
+
 #include <support/temp_dir.hpp>
 #include <support/thrown.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -311,6 +318,156 @@ TEST_CASE("leveldb_backend: a cursor never steps over a damaged block silently",
     REQUIRE(e);
     CHECK(e->native_call() == "leveldb::Iterator");
     CHECK(read < record_count);
+  }
+}
+
+// A block's position in a table file: offset and size without its 5-byte trailer.
+struct block_handle {
+  std::uint64_t offset = 0, size = 0;
+};
+
+std::uint64_t take_varint(std::string_view& in) {
+  std::uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    REQUIRE_FALSE(in.empty());
+    const auto b = static_cast<unsigned char>(in.front());
+    in.remove_prefix(1);
+    v |= std::uint64_t{b & 0x7Fu} << shift;
+    if (b < 0x80) return v;
+  }
+  FAIL("a varint longer than 10 bytes");
+  return 0;
+}
+
+// The data blocks of a table file, in key order, from its index block (LevelDB's
+// doc/table_format.md: a 48-byte footer holding the metaindex and index block handles; a block's
+// entries are varint shared, unshared and value sizes, the key's unshared bytes and the value;
+// its last 4 bytes count the restart points before them).
+std::vector<block_handle> data_blocks(const fs::path& table) {
+  const std::string file = read_all(table);
+  REQUIRE(file.size() >= 48);
+  std::string_view footer = std::string_view(file).substr(file.size() - 48);
+  (void)take_varint(footer);  // the metaindex block
+  (void)take_varint(footer);
+  block_handle index;
+  index.offset = take_varint(footer);
+  index.size = take_varint(footer);
+  REQUIRE(index.offset + index.size <= file.size());
+  const std::string_view block = std::string_view(file).substr(index.offset, index.size);
+  REQUIRE(block.size() >= 4);
+  std::uint32_t restarts = 0;
+  for (int i = 3; i >= 0; --i) restarts = (restarts << 8) | static_cast<unsigned char>(block[block.size() - 4 + i]);
+  REQUIRE(4 * (std::uint64_t{restarts} + 1) <= block.size());
+  std::string_view entries = block.substr(0, block.size() - 4 * (std::size_t{restarts} + 1));
+  std::vector<block_handle> out;
+  while (!entries.empty()) {
+    (void)take_varint(entries);  // key bytes shared with the previous entry
+    const std::uint64_t unshared = take_varint(entries);
+    const std::uint64_t value_size = take_varint(entries);
+    REQUIRE(unshared + value_size <= entries.size());
+    entries.remove_prefix(unshared);
+    std::string_view value = entries.substr(0, value_size);
+    entries.remove_prefix(value_size);
+    block_handle h;
+    h.offset = take_varint(value);
+    h.size = take_varint(value);
+    out.push_back(h);
+  }
+  return out;
+}
+
+// An Env whose table files copy what they read into the caller's buffer, as pread does, instead
+// of returning a view of a memory map (leveldb::Env::Default() maps table files): LevelDB puts
+// such blocks into its block cache, where a later read finds them without reading the file.
+class copying_env final : public ::leveldb::EnvWrapper {
+ public:
+  copying_env() : ::leveldb::EnvWrapper(::leveldb::Env::Default()) {}
+  ::leveldb::Status NewRandomAccessFile(const std::string& name, ::leveldb::RandomAccessFile** result) override {
+    ::leveldb::Status s = target()->NewRandomAccessFile(name, result);
+    if (s.ok()) *result = new copying_file(*result);
+    return s;
+  }
+
+ private:
+  class copying_file final : public ::leveldb::RandomAccessFile {
+   public:
+    explicit copying_file(::leveldb::RandomAccessFile* base) : base_(base) {}
+    ::leveldb::Status Read(std::uint64_t offset, std::size_t n, ::leveldb::Slice* result,
+                           char* scratch) const override {
+      ::leveldb::Status s = base_->Read(offset, n, result, scratch);
+      if (s.ok() && result->data() != scratch) {
+        std::memcpy(scratch, result->data(), result->size());
+        *result = ::leveldb::Slice(scratch, result->size());
+      }
+      return s;
+    }
+
+   private:
+    std::unique_ptr<::leveldb::RandomAccessFile> base_;
+  };
+};
+
+TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a cursor checks after every step",
+          "[leveldb][corruption]") {
+  // A cursor asks LevelDB's iterator for its status only after a step that read a table file
+  // (detail/read_counting_env.hpp): a block that fails its checksum is never cached, so every
+  // step over it reads. Without verify_checksums (or paranoid_checks, for a table's index) a
+  // damaged block is read without its checksum, can be cached, and a later scan steps over it
+  // without reading anything: the cursor must then check after every step. The damage here
+  // (a block's restart count far larger than the block) makes LevelDB refuse the block's
+  // contents; read into the caller's buffer (copying_env), the block is cached.
+  keyschema::testing::temp_dir dir("leveldb-cached-gap");
+  const auto path = dir.path() / "db";
+  copying_env env;
+  leveldb_options o;
+  o.compression = false;
+  o.bloom_bits_per_key = 0;
+  o.env = &env;
+  fill(path, true, o);
+  const auto tables = files_with(path, "", ".ldb");
+  REQUIRE(tables.size() == 1);
+  const std::vector<block_handle> blocks = data_blocks(tables[0]);
+  REQUIRE(blocks.size() >= 8);  // the damaged block has entries on both sides
+  const block_handle damaged = blocks[blocks.size() / 3];
+  overwrite(tables[0], damaged.offset + damaged.size - 4, "\xFF\xFF\xFF\xFF");
+
+  const auto scan_until_gap = [](const leveldb_backend& db, bool reverse) {
+    int previous = -1, read = 0;
+    bool gap_seen = false;
+    const auto e = thrown<keyschema::backend_error>([&] {
+      for (auto c = db.cursor(key_range{"", "", reverse}, nullptr); c.valid(); c.next()) {
+        const int i = std::stoi(std::string(c.key().substr(1)));
+        if (previous >= 0 && i != (reverse ? previous - 1 : previous + 1)) {
+          gap_seen = true;
+          break;
+        }
+        previous = i;
+        ++read;
+      }
+    });
+    CHECK_FALSE(gap_seen);
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::Iterator");
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_corruption);
+    CHECK(read > 0);
+    CHECK(read < record_count);
+  };
+  for (const bool verify_checksums : {false, true}) {
+    for (const bool paranoid_checks : {false, true}) {
+      if (verify_checksums && paranoid_checks) continue;  // the first scan fails the checksum, as above
+      INFO("verify_checksums " << verify_checksums << ", paranoid_checks " << paranoid_checks);
+      leveldb_options ro = o;
+      ro.verify_checksums = verify_checksums;
+      ro.paranoid_checks = paranoid_checks;
+      leveldb_backend db(path, ro);
+      // The first scan reads the block from the file; the later ones find it in the cache.
+      for (int round = 0; round < 2; ++round) {
+        for (const bool reverse : {false, true}) {
+          INFO("round " << round << ", reverse " << reverse);
+          scan_until_gap(db, reverse);
+        }
+      }
+    }
   }
 }
 

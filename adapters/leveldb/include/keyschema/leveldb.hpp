@@ -34,6 +34,7 @@
 #include <keyschema/leveldb/cursor.hpp>
 #include <keyschema/leveldb/detail/orphan_check.hpp>
 #include <keyschema/leveldb/detail/status.hpp>
+#include <keyschema/leveldb/detail/read_counting_env.hpp>
 #include <keyschema/leveldb/detail/syncing_env.hpp>
 #include <keyschema/leveldb/options.hpp>
 #include <keyschema/leveldb/snapshot.hpp>
@@ -110,9 +111,11 @@ class leveldb_backend {
     s_->path = path.string();
     s_->max_entry = std::min(options.max_entry_bytes, leveldb_max_entry_bytes);
     s_->verify_checksums = options.verify_checksums;
+    s_->every_block_verified = options.verify_checksums && options.paranoid_checks;
     // Before LevelDB creates anything: another engine's database is refused, not filled.
     if (options.env == nullptr) require_engine(path, storage_engine::leveldb, "keyschema::leveldb_backend");
     s_->env = std::make_unique<leveldb_detail::syncing_env>(options.env != nullptr ? options.env : ::leveldb::Env::Default());
+    s_->reads_env = std::make_unique<leveldb_detail::read_counting_env>(s_->env.get());
 
     if (options.create_if_missing && options.env == nullptr) {
       std::error_code ec;
@@ -128,7 +131,7 @@ class leveldb_backend {
     o.create_if_missing = options.create_if_missing;
     o.error_if_exists = options.error_if_exists;
     o.paranoid_checks = options.paranoid_checks;
-    o.env = s_->env.get();
+    o.env = s_->reads_env.get();
     o.write_buffer_size = options.write_buffer_bytes;
     o.max_open_files = options.max_open_files;
     o.compression = options.compression ? ::leveldb::kSnappyCompression : ::leveldb::kNoCompression;
@@ -250,7 +253,7 @@ class leveldb_backend {
   // backend.
   cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
     return cursor_type(*s_->db, read_options(snap), snap ? std::optional<snapshot_type>(*snap) : std::nullopt, range,
-                       &s_->path);
+                       &s_->path, s_->every_block_verified ? &s_->reads_env->reads() : nullptr);
   }
 
   // What write() accepts. LevelDB's limit is on key plus value of one operation:
@@ -333,7 +336,9 @@ class leveldb_backend {
     std::string path;
     std::size_t max_entry = leveldb_max_entry_bytes;
     bool verify_checksums = true;
+    bool every_block_verified = true;  // verify_checksums and paranoid_checks: cursors may count reads
     std::unique_ptr<leveldb_detail::syncing_env> env;
+    std::unique_ptr<leveldb_detail::read_counting_env> reads_env;  // wraps env; what LevelDB uses
     std::unique_ptr<::leveldb::Cache> cache;
     std::unique_ptr<const ::leveldb::FilterPolicy> filter;
     std::unique_ptr<::leveldb::DB> db;

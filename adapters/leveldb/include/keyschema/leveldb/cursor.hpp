@@ -23,6 +23,8 @@
 #include <leveldb/db.h>
 #include <leveldb/iterator.h>
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +44,8 @@ class leveldb_cursor {
         lower_(std::move(other.lower_)),
         upper_(std::move(other.upper_)),
         path_(other.path_),
+        reads_(other.reads_),
+        reads_seen_(other.reads_seen_),
         reverse_(other.reverse_),
         valid_(std::exchange(other.valid_, false)),
         value_fetched_(other.value_fetched_),
@@ -55,6 +59,8 @@ class leveldb_cursor {
       lower_ = std::move(other.lower_);
       upper_ = std::move(other.upper_);
       path_ = other.path_;
+      reads_ = other.reads_;
+      reads_seen_ = other.reads_seen_;
       reverse_ = other.reverse_;
       valid_ = std::exchange(other.valid_, false);
       value_fetched_ = other.value_fetched_;
@@ -92,32 +98,36 @@ class leveldb_cursor {
   //     (Corruption: a damaged table block or a checksum mismatch with verify_checksums; IO error:
   //     a failed read). The cursor is no longer valid(). LevelDB skips an unreadable block and
   //     records the error while the iterator stays Valid() on the entries after it, so the
-  //     status is checked after every step: the entry that follows a damaged block is never
-  //     returned as if nothing were missing before it (a check every N steps, or only at the
-  //     end of the range, would let a scan that stops early, by limit() or a break, read past
-  //     the gap without an error). The check costs about 200 instructions per step
-  //     (README, Performance). Remedy: check the disk; run leveldb::RepairDB on the closed
-  //     database to salvage what is readable.
+  //     status is checked after every step that read a table file (every step when
+  //     verify_checksums or paranoid_checks is off; see detail/read_counting_env.hpp): the entry
+  //     that follows a damaged block is never returned as if nothing were missing before it (a
+  //     check every N steps, or only at the end of the range, would let a scan that stops
+  //     early, by limit() or a break, read past the gap without an error). Remedy: check the
+  //     disk; run leveldb::RepairDB on the closed database to salvage what is readable.
   void next() {
     if (reverse_) it_->Prev();
     else it_->Next();
-    check_status();
+    check_status_after_read();
     settle();
   }
 
  private:
   friend class leveldb_backend;
 
-  // Positions a new cursor on the first entry of range in its direction.
-  // REQUIRES: ro.snapshot is snap's (or nullptr when snap is empty); db and *path outlive the
-  // cursor. Errors: as next().
+  // Positions a new cursor on the first entry of range in its direction. reads: the count of
+  // table file reads of the Env db reads through (detail/read_counting_env.hpp), or nullptr to
+  // check the iterator's status after every step.
+  // REQUIRES: ro.snapshot is snap's (or nullptr when snap is empty); db, *path and *reads outlive
+  // the cursor; reads is nullptr unless db verifies every block it reads from disk
+  // (ro.verify_checksums and leveldb::Options::paranoid_checks). Errors: as next().
   leveldb_cursor(::leveldb::DB& db, const ::leveldb::ReadOptions& ro, std::optional<leveldb_snapshot> snap,
-                 const key_range& range, const std::string* path)
+                 const key_range& range, const std::string* path, const std::atomic<std::uint64_t>* reads)
       : snap_(std::move(snap)),
         it_(db.NewIterator(ro)),
         lower_(range.lower),
         upper_(range.upper),
         path_(path),
+        reads_(reads),
         reverse_(range.reverse) {
     if (!reverse_) {
       it_->Seek(lower_);
@@ -131,13 +141,25 @@ class leveldb_cursor {
       if (it_->Valid()) it_->Prev();
       else it_->SeekToLast();
     }
+    if (reads_ != nullptr) reads_seen_ = reads_->load(std::memory_order_relaxed);  // the check below covers them
     settle();
     if (valid_) check_status();  // settle() checked it otherwise
   }
 
+  // check_status() when a table file was opened or read since the last check (by this thread,
+  // or another: an extra check, never a missed one), or always without a counter.
+  void check_status_after_read() {
+    if (reads_ != nullptr) {
+      const std::uint64_t n = reads_->load(std::memory_order_relaxed);
+      if (n == reads_seen_) return;
+      reads_seen_ = n;
+    }
+    check_status();
+  }
+
   // Throws when the iterator reports an error. LevelDB can stay Valid() after recording a
-  // corrupt entry it skipped, so the status is checked after every move (see next()), not only
-  // at the end.
+  // corrupt entry it skipped, so the status is checked after every move that read a file (see
+  // next()), not only at the end.
   void check_status() {
     const ::leveldb::Status s = it_->status();
     if (!s.ok()) {
@@ -166,6 +188,8 @@ class leveldb_cursor {
   std::unique_ptr<::leveldb::Iterator> it_;  // destroyed before snap_
   std::string lower_, upper_;
   const std::string* path_;  // the backend's, for error messages
+  const std::atomic<std::uint64_t>* reads_;  // the backend's table file reads; nullptr: check every step
+  std::uint64_t reads_seen_ = 0;             // *reads_ at the last status check
   bool reverse_;
   bool valid_ = false;
   mutable bool value_fetched_ = false;

@@ -83,7 +83,9 @@ struct leveldb_options {
   // The backend always wraps it in its own syncing Env (keyschema/leveldb/detail/syncing_env.hpp),
   // which syncs a write-ahead log file's pending appends before LevelDB closes it; that is what
   // makes a synced write cover every write before it. Directory fsyncs are only made on the real
-  // file system (env nullptr or leveldb::Env::Default()).
+  // file system (env nullptr or leveldb::Env::Default()). And in one that counts table file
+  // reads (keyschema/leveldb/detail/read_counting_env.hpp), which tells cursors when to check
+  // LevelDB's iterator status.
   // Useful for leveldb::NewMemEnv (<leveldb/helpers/memenv.h>) or fault injection in tests (a
   // power-loss simulation: tests/unit/leveldb_power_loss_test.cpp).
   ::leveldb::Env* env = nullptr;
