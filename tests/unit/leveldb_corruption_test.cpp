@@ -18,9 +18,12 @@
 #include <support/temp_dir.hpp>
 #include <support/thrown.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -379,10 +382,20 @@ std::vector<block_handle> data_blocks(const fs::path& table) {
 // An Env whose table files copy what they read into the caller's buffer, as pread does, instead
 // of returning a view of a memory map (leveldb::Env::Default() maps table files): LevelDB puts
 // such blocks into its block cache, where a later read finds them without reading the file.
+// fail_open(n) makes opening table file n fail from then on (an IO error), as a file that has
+// become unreadable would.
 class copying_env final : public ::leveldb::EnvWrapper {
  public:
   copying_env() : ::leveldb::EnvWrapper(::leveldb::Env::Default()) {}
+  void fail_open(std::uint64_t table_number) { fail_number_.store(table_number); }
   ::leveldb::Status NewRandomAccessFile(const std::string& name, ::leveldb::RandomAccessFile** result) override {
+    const std::string base = fs::path(name).filename().string();
+    const std::uint64_t fail = fail_number_.load();
+    if (fail != 0 && base.find('.') != std::string::npos &&
+        std::strtoull(base.substr(0, base.find('.')).c_str(), nullptr, 10) == fail) {
+      *result = nullptr;
+      return ::leveldb::Status::IOError(name, "opening this table fails (copying_env::fail_open)");
+    }
     ::leveldb::Status s = target()->NewRandomAccessFile(name, result);
     if (s.ok()) *result = new copying_file(*result);
     return s;
@@ -405,7 +418,44 @@ class copying_env final : public ::leveldb::EnvWrapper {
    private:
     std::unique_ptr<::leveldb::RandomAccessFile> base_;
   };
+
+  std::atomic<std::uint64_t> fail_number_{0};  // 0: none (LevelDB numbers files from 1)
 };
+
+// One table file as listed by the "leveldb.sstables" property: its level, number and smallest key.
+struct table_entry {
+  int level = -1;
+  std::uint64_t number = 0;
+  std::string smallest;
+};
+
+// Parses lines such as " 7:65536['r00000' @ 1 : 1 .. 'r00290' @ 291 : 1]" under "--- level 2 ---"
+// (leveldb::Version::DebugString). The keys these tests write are printable, never escaped.
+std::vector<table_entry> table_list(const leveldb_backend& db) {
+  const std::optional<std::string> listing = db.property("leveldb.sstables");
+  REQUIRE(listing);
+  std::vector<table_entry> out;
+  int level = -1;
+  std::size_t pos = 0;
+  while (pos < listing->size()) {
+    std::size_t end = listing->find('\n', pos);
+    if (end == std::string::npos) end = listing->size();
+    const std::string line = listing->substr(pos, end - pos);
+    pos = end + 1;
+    if (line.rfind("--- level ", 0) == 0) {
+      level = std::stoi(line.substr(10));
+      continue;
+    }
+    const std::size_t colon = line.find(':'), q1 = line.find('\''), q2 = line.find('\'', q1 + 1);
+    if (colon == std::string::npos || q1 == std::string::npos || q2 == std::string::npos) continue;
+    table_entry t;
+    t.level = level;
+    t.number = std::stoull(line.substr(0, colon));
+    t.smallest = line.substr(q1 + 1, q2 - q1 - 1);
+    out.push_back(t);
+  }
+  return out;
+}
 
 TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a cursor checks after every step",
           "[leveldb][corruption]") {
@@ -468,6 +518,74 @@ TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a curso
         }
       }
     }
+  }
+}
+
+TEST_CASE("leveldb_backend: a cursor never steps over a table that cannot be opened silently", "[leveldb][corruption]") {
+  // The sibling of a damaged block: LevelDB opens the tables of levels 1 and up when an iterator
+  // first reaches them, and one it cannot open is skipped like an unreadable block (an error
+  // iterator, the error recorded, the iterator Valid() on the next table). The failed open reads
+  // nothing, and the next table may be open with its blocks cached already, so that step reads
+  // nothing either: the cursor must count the open itself (detail/read_counting_env.hpp).
+  keyschema::testing::temp_dir dir("leveldb-table-gap");
+  const auto path = dir.path() / "db";
+  copying_env env;
+  leveldb_options o;
+  o.compression = false;
+  o.bloom_bits_per_key = 0;
+  o.write_buffer_bytes = 64 << 10;  // many small tables
+  o.env = &env;
+  constexpr int count = 3000;
+  const auto value = [](int i) { return record_value(i) + std::string(150, 'y'); };
+  {
+    leveldb_backend db(path, o);
+    for (int i = 0; i < count; ++i) {
+      write_batch wb;
+      wb.put(record_key(i), value(i));
+      db.write(wb, write_options{.sync = false});
+    }
+    db.compact_range({});
+  }
+  leveldb_backend db(path, o);
+  std::vector<table_entry> tables = table_list(db);
+  REQUIRE(tables.size() >= 4);
+  for (const auto& t : tables) REQUIRE(t.level == tables[0].level);  // one level: opened one by one
+  REQUIRE(tables[0].level >= 1);
+  std::sort(tables.begin(), tables.end(),
+            [](const table_entry& a, const table_entry& b) { return a.smallest < b.smallest; });
+  const table_entry& unopenable = tables[1];
+  const table_entry& after = tables[2];
+  env.fail_open(unopenable.number);
+
+  // Open the table after the unopenable one and cache its blocks: a later step into it reads nothing.
+  int cached = 0;
+  for (auto c = db.cursor(key_range{after.smallest, tables[3].smallest}, nullptr); c.valid(); c.next()) {
+    CHECK(c.value() == value(std::stoi(std::string(c.key().substr(1)))));
+    ++cached;
+  }
+  REQUIRE(cached > 0);
+
+  for (const bool reverse : {false, true}) {
+    INFO("reverse " << reverse);
+    int previous = -1, read = 0;
+    bool gap_seen = false;
+    const auto e = thrown<keyschema::backend_error>([&] {
+      for (auto c = db.cursor(key_range{"", "", reverse}, nullptr); c.valid(); c.next()) {
+        const int i = std::stoi(std::string(c.key().substr(1)));
+        if (previous >= 0 && i != (reverse ? previous - 1 : previous + 1)) {
+          gap_seen = true;  // a table's entries are missing and no error was raised
+          break;
+        }
+        previous = i;
+        ++read;
+      }
+    });
+    CHECK_FALSE(gap_seen);
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::Iterator");
+    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_io_error);
+    CHECK(contains(e->what(), path.string()));
+    CHECK(read > 0);
   }
 }
 
