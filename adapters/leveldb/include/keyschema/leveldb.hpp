@@ -322,7 +322,11 @@ class leveldb_backend {
 
   // The open database, for LevelDB features keyschema does not wrap. Owned by this backend;
   // valid until it is destroyed or moved from. Writes made through it bypass the typed layer's
-  // writer serialization and key checks.
+  // writer serialization and key checks. Read through it with leveldb::ReadOptions::
+  // verify_checksums = true (LevelDB's default is false): a damaged block read without its
+  // checksum can enter the shared block cache, where this backend's cursors, which check
+  // LevelDB's iterator status only after a step that read a file, would step over it without an
+  // error (keyschema/leveldb/detail/read_counting_env.hpp).
   ::leveldb::DB& native() noexcept { return *s_->db; }
 
   // The directory this backend opened, as given to the constructor.

@@ -18,10 +18,11 @@
 // skipped later without a read: the backend then gives its cursors no counter and they check
 // after every step.
 //
-// Not covered (and not damage to the files): a block whose checksum matches but whose contents
-// LevelDB cannot parse, i.e. written that way by a faulty writer. It is cached after its first
-// read; the step that reads it from disk is checked, a later cursor crossing the cached block
-// reports the error at the end of its range, not when it stops earlier.
+// Not covered: a block whose checksum matches but whose contents LevelDB cannot parse, i.e.
+// written that way by a faulty writer (not damage to the files), and a damaged block that a read
+// through leveldb_backend::native() without verify_checksums put into the block cache. Either is
+// cached; the step that read it from the file is checked, a later cursor crossing the cached
+// block reports the error at the end of its range, not when it stops earlier.
 //
 // The count is one counter per backend, bumped by reads of any thread (a scan on one thread and
 // a compaction on another both move it): other threads' reads cost a cursor an extra check,
