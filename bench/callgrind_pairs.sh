@@ -15,7 +15,7 @@
 # not_counted).
 set -eu
 bin=${1:?usage: callgrind_pairs.sh <store_bench> [filter]}
-filter=${2:-'(get|get_into|scan_owning|scan_views|scan_keys|scan_reverse|drained_first)/'}
+filter=${2:-'(get|get_into|scan_owning|scan_views|scan_keys|scan_keys_raw|scan_reverse|drained_first)/'}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # A name's /iterations:N suffix (a fixed count) changes with KEYSCHEMA_BENCH_ITERATIONS: dropped.

@@ -16,6 +16,8 @@
 //   scan_owning       1,000 entries: id and value copied into one reused entry / string
 //   scan_views        1,000 entries: id and a view of the value
 //   scan_keys         1,000 entries: id only
+//   scan_keys_raw     the same over random (incompressible) bodies (LevelDB only: its table
+//                     blocks are stored raw and read from the file on every visit, not cached)
 //   scan_reverse      1,000 entries last first, owning
 //   erase_batch       100 erases in one atomic batch
 //   drained_first     the first entry of a drained queue (limit(1); none is there)
@@ -69,6 +71,24 @@ constexpr std::size_t kGetKeys = 10000;
 constexpr std::size_t kBatch = 100;
 constexpr std::uint64_t kFirstId = 1'000'000'000'007ull;  // realistic ids: 5-6 significant bytes
 const std::string kBody(1024, 'b');
+// The queues the scans read: kScanQueue holds kBody (Snappy shrinks LevelDB's blocks, which
+// LevelDB then keeps in its block cache), kRawQueue random bodies (LevelDB stores those blocks raw
+// and reads them through its memory map of the table file on every visit).
+constexpr char kScanQueue[] = "scan";
+constexpr char kRawQueue[] = "rawb";
+
+// 1 KiB of pseudo-random bytes (xorshift64), different for every seed.
+std::string random_body(std::uint64_t seed) {
+  std::string out(1024, '\0');
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (char& c : out) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x >> 56);
+  }
+  return out;
+}
 // Writes on both sides: no sync (keyschema's default is sync; the native calls' is not).
 constexpr ks::write_options kNoSync{.sync = false};
 
@@ -138,11 +158,13 @@ std::unique_ptr<fixture<ks::leveldb_backend>> g_leveldb;
 std::unique_ptr<fixture<ks::lmdb_backend>> g_lmdb;
 
 void populate(auto& db) {
-  // Reads go to queues of equal name length, written once: "get" (kGetKeys keys), "scan"
-  // (kScanEntries), and "drained" (written and erased), followed by "drainee" with entries.
+  // Reads go to queues written once: "get" (kGetKeys keys), "scan" and "rawb" (kScanEntries
+  // each), and "drained" (written and erased), followed by "drainee" with entries.
   auto b = db.batch();
   for (std::uint64_t i = 0; i < kGetKeys; ++i) b.template put<metadata>({"get", kFirstId + i}, ks::bytes(kBody));
-  for (std::uint64_t i = 0; i < kScanEntries; ++i) b.template put<metadata>({"scan", kFirstId + i}, ks::bytes(kBody));
+  for (std::uint64_t i = 0; i < kScanEntries; ++i) b.template put<metadata>({kScanQueue, kFirstId + i}, ks::bytes(kBody));
+  for (std::uint64_t i = 0; i < kScanEntries; ++i)
+    b.template put<metadata>({kRawQueue, kFirstId + i}, ks::bytes(random_body(i)));
   for (std::uint64_t i = 0; i < 10; ++i) b.template put<metadata>({"drainee", kFirstId + i}, ks::bytes(kBody));
   b.commit();
   for (std::uint64_t i = 0; i < kScanEntries; ++i) b.template put<metadata>({"drained", kFirstId + i}, ks::bytes(kBody));
@@ -303,7 +325,7 @@ void ks_scan_owning(benchmark::State& state) {
   auto& f = engine<Backend>();
   for (auto _ : state) {
     std::uint64_t sum = 0;
-    for (const auto& e : f.db->template scan<metadata>("scan")) sum += e.template get<"message_id">() + e.value.size();
+    for (const auto& e : f.db->template scan<metadata>(kScanQueue)) sum += e.template get<"message_id">() + e.value.size();
     benchmark::DoNotOptimize(sum);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
@@ -314,19 +336,19 @@ void ks_scan_views(benchmark::State& state) {
   auto& f = engine<Backend>();
   for (auto _ : state) {
     std::uint64_t sum = 0;
-    for (const auto& e : f.db->template scan<metadata>("scan").value_views())
+    for (const auto& e : f.db->template scan<metadata>(kScanQueue).value_views())
       sum += e.template get<"message_id">() + e.value.size();
     benchmark::DoNotOptimize(sum);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
 }
 
-template <class Backend>
+template <class Backend, const char* Queue = kScanQueue>
 void ks_scan_keys(benchmark::State& state) {
   auto& f = engine<Backend>();
   for (auto _ : state) {
     std::uint64_t sum = 0;
-    for (const auto& e : f.db->template scan<metadata>("scan").keys_only()) sum += e.template get<"message_id">();
+    for (const auto& e : f.db->template scan<metadata>(Queue).keys_only()) sum += e.template get<"message_id">();
     benchmark::DoNotOptimize(sum);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kScanEntries));
@@ -337,7 +359,7 @@ void ks_scan_reverse(benchmark::State& state) {
   auto& f = engine<Backend>();
   for (auto _ : state) {
     std::uint64_t sum = 0;
-    for (const auto& e : f.db->template scan<metadata>("scan").reverse())
+    for (const auto& e : f.db->template scan<metadata>(kScanQueue).reverse())
       sum += e.template get<"message_id">() + e.value.size();
     benchmark::DoNotOptimize(sum);
   }
@@ -436,9 +458,9 @@ void leveldb_get_into(benchmark::State& state) {
 
 enum class scan_kind { owning, views, keys, reverse };
 
-template <scan_kind Kind>
+template <scan_kind Kind, const char* Queue = kScanQueue>
 void leveldb_scan(benchmark::State& state) {
-  const std::string prefix = native_prefix("scan");
+  const std::string prefix = native_prefix(Queue);
   std::string upper = prefix;
   upper.push_back('\xff');
   std::string value;
@@ -584,7 +606,7 @@ void lmdb_get_into(benchmark::State& state) {
 
 template <scan_kind Kind>
 void lmdb_scan(benchmark::State& state) {
-  const std::string prefix = native_prefix("scan");
+  const std::string prefix = native_prefix(kScanQueue);
   std::string upper = prefix;
   upper.push_back('\xff');
   std::string value;
@@ -706,6 +728,8 @@ KS_PAIR(leveldb, scan_owning, ks_scan_owning<ks::leveldb_backend>, leveldb_scan<
 KS_PAIR(leveldb, scan_views, ks_scan_views<ks::leveldb_backend>, leveldb_scan<scan_kind::views>);
 KS_PAIR(leveldb, scan_keys, ks_scan_keys<ks::leveldb_backend>, leveldb_scan<scan_kind::keys>);
 KS_PAIR(leveldb, scan_reverse, ks_scan_reverse<ks::leveldb_backend>, leveldb_scan<scan_kind::reverse>);
+KS_PAIR(leveldb, scan_keys_raw, (ks_scan_keys<ks::leveldb_backend, kRawQueue>),
+        (leveldb_scan<scan_kind::keys, kRawQueue>));
 BENCHMARK(ks_erase_batch<ks::leveldb_backend>)->Name("leveldb/erase_batch/keyschema")->Iterations(kEraseIterations)->Apply(fixed_iterations);
 BENCHMARK(leveldb_erase_batch)->Name("leveldb/erase_batch/native")->Iterations(kEraseIterations)->Apply(fixed_iterations);
 KS_PAIR(leveldb, drained_first, ks_drained_first<ks::leveldb_backend>, leveldb_drained_first);
