@@ -116,6 +116,34 @@ void require_open_corruption(const fs::path& path, const leveldb_options& o = {}
   CHECK(contains(e->what(), path.string()));
 }
 
+// A full scan of the records, forward or reverse, that stops at the first entry not adjacent to
+// the one before it (entries are missing and no error was raised: what a scan stopped early would
+// return). Requires that the cursor threw (leveldb::Iterator) before any such entry; returns the
+// error and the number of entries read before it.
+struct gap_scan {
+  keyschema::backend_error error;
+  int read;
+};
+gap_scan require_error_before_gap(const leveldb_backend& db, bool reverse) {
+  int previous = -1, read = 0;
+  bool gap_seen = false;
+  const auto e = thrown<keyschema::backend_error>([&] {
+    for (auto c = db.cursor(key_range{"", "", reverse}, nullptr); c.valid(); c.next()) {
+      const int i = std::stoi(std::string(c.key().substr(1)));
+      if (previous >= 0 && i != (reverse ? previous - 1 : previous + 1)) {
+        gap_seen = true;  // entries are missing before this one and no error was raised
+        break;            // a scan that stops here never reaches the end of the range
+      }
+      previous = i;
+      ++read;
+    }
+  });
+  CHECK_FALSE(gap_seen);
+  REQUIRE(e);
+  CHECK(e->native_call() == "leveldb::Iterator");
+  return gap_scan{*e, read};
+}
+
 }  // namespace
 
 TEST_CASE("leveldb_backend: a damaged write-ahead log record fails the open", "[leveldb][corruption]") {
@@ -304,23 +332,7 @@ TEST_CASE("leveldb_backend: a cursor never steps over a damaged block silently",
   leveldb_backend db(path, o);
   for (const bool reverse : {false, true}) {
     INFO("reverse " << reverse);
-    int previous = -1, read = 0;
-    bool gap_seen = false;
-    const auto e = thrown<keyschema::backend_error>([&] {
-      for (auto c = db.cursor(key_range{"", "", reverse}, nullptr); c.valid(); c.next()) {
-        const int i = std::stoi(std::string(c.key().substr(1)));
-        if (previous >= 0 && i != (reverse ? previous - 1 : previous + 1)) {
-          gap_seen = true;  // entries are missing before this one and no error was raised
-          break;            // a scan that stops here never reaches the end of the range
-        }
-        previous = i;
-        ++read;
-      }
-    });
-    CHECK_FALSE(gap_seen);
-    REQUIRE(e);
-    CHECK(e->native_call() == "leveldb::Iterator");
-    CHECK(read < record_count);
+    CHECK(require_error_before_gap(db, reverse).read < record_count);
   }
 }
 
@@ -481,27 +493,6 @@ TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a curso
   const block_handle damaged = blocks[blocks.size() / 3];
   overwrite(tables[0], damaged.offset + damaged.size - 4, "\xFF\xFF\xFF\xFF");
 
-  const auto scan_until_gap = [](const leveldb_backend& db, bool reverse) {
-    int previous = -1, read = 0;
-    bool gap_seen = false;
-    const auto e = thrown<keyschema::backend_error>([&] {
-      for (auto c = db.cursor(key_range{"", "", reverse}, nullptr); c.valid(); c.next()) {
-        const int i = std::stoi(std::string(c.key().substr(1)));
-        if (previous >= 0 && i != (reverse ? previous - 1 : previous + 1)) {
-          gap_seen = true;
-          break;
-        }
-        previous = i;
-        ++read;
-      }
-    });
-    CHECK_FALSE(gap_seen);
-    REQUIRE(e);
-    CHECK(e->native_call() == "leveldb::Iterator");
-    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_corruption);
-    CHECK(read > 0);
-    CHECK(read < record_count);
-  };
   for (const bool verify_checksums : {false, true}) {
     for (const bool paranoid_checks : {false, true}) {
       if (verify_checksums && paranoid_checks) continue;  // the first scan fails the checksum, as above
@@ -514,7 +505,10 @@ TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a curso
       for (int round = 0; round < 2; ++round) {
         for (const bool reverse : {false, true}) {
           INFO("round " << round << ", reverse " << reverse);
-          scan_until_gap(db, reverse);
+          const gap_scan g = require_error_before_gap(db, reverse);
+          CHECK(g.error.native_code() == keyschema::leveldb_detail::leveldb_corruption);
+          CHECK(g.read > 0);
+          CHECK(g.read < record_count);
         }
       }
     }
@@ -567,25 +561,10 @@ TEST_CASE("leveldb_backend: a cursor never steps over a table that cannot be ope
 
   for (const bool reverse : {false, true}) {
     INFO("reverse " << reverse);
-    int previous = -1, read = 0;
-    bool gap_seen = false;
-    const auto e = thrown<keyschema::backend_error>([&] {
-      for (auto c = db.cursor(key_range{"", "", reverse}, nullptr); c.valid(); c.next()) {
-        const int i = std::stoi(std::string(c.key().substr(1)));
-        if (previous >= 0 && i != (reverse ? previous - 1 : previous + 1)) {
-          gap_seen = true;  // a table's entries are missing and no error was raised
-          break;
-        }
-        previous = i;
-        ++read;
-      }
-    });
-    CHECK_FALSE(gap_seen);
-    REQUIRE(e);
-    CHECK(e->native_call() == "leveldb::Iterator");
-    CHECK(e->native_code() == keyschema::leveldb_detail::leveldb_io_error);
-    CHECK(contains(e->what(), path.string()));
-    CHECK(read > 0);
+    const gap_scan g = require_error_before_gap(db, reverse);
+    CHECK(g.error.native_code() == keyschema::leveldb_detail::leveldb_io_error);
+    CHECK(contains(g.error.what(), path.string()));
+    CHECK(g.read > 0);
   }
 }
 
