@@ -105,6 +105,43 @@ TEST_CASE("lmdb_backend: a moved-from cursor is invalid, the moved-to one keeps 
   CHECK(d.value() == "vb\x00"s);
 }
 
+// A cursor on a private read transaction hands its MDB_cursor back to the environment, and the
+// next such cursor renews it (mdb_cursor_renew) in its own transaction instead of allocating one.
+TEST_CASE("lmdb_backend: a kept LMDB cursor reads the state of the transaction it is renewed in", "[lmdb]") {
+  temp_dir dir("lmdb-cursor-renew");
+  ks::lmdb_backend db(dir.path(), small_map(64 * kib, 64 << 20));
+  for (int i = 0; i < 40; ++i) {
+    put(db, "k" + std::to_string(i % 4), std::to_string(i));  // a commit between two cursors
+    auto c = db.cursor({"k", "l", false}, nullptr);
+    REQUIRE(c.valid());
+    std::string last;
+    std::size_t n = 0;
+    for (; c.valid(); c.next(), ++n) last = std::string(c.value());
+    CHECK(n == static_cast<std::size_t>(std::min(i + 1, 4)));
+    if (i % 4 == 3) CHECK(last == std::to_string(i));  // "k3" is the last key
+    auto r = db.cursor({"k", "l", true}, nullptr);
+    REQUIRE(r.valid());
+    CHECK(r.key() == "k" + std::to_string(std::min(i, 3)));
+  }
+  {
+    // Two at once: each has its own LMDB cursor and its own state.
+    auto a = db.cursor({"k0", "k1", false}, nullptr);
+    put(db, "k0", "new");
+    auto b = db.cursor({"k0", "k1", false}, nullptr);
+    CHECK(a.native() != b.native());
+    REQUIRE(a.valid());
+    REQUIRE(b.valid());
+    CHECK(a.value() == "36");
+    CHECK(b.value() == "new");
+  }
+  // The kept cursor survives the map growing under it (no transaction is open then).
+  const std::size_t before = db.map_size();
+  db.write(bulk("big/", 0, 200, 2 * kib), {});
+  REQUIRE(db.map_size() > before);
+  CHECK(scan(db, "big/", "big0").size() == 200);
+  CHECK(scan(db, "k", "l").size() == 4);
+}
+
 TEST_CASE("lmdb_backend: a batch that fails a limit writes nothing", "[lmdb]") {
   temp_dir dir("lmdb-atomic");
   ks::lmdb_backend db(dir.path());
@@ -454,6 +491,7 @@ TEST_CASE("lmdb_backend: follows a map grown by another process", "[lmdb]") {
   ks::lmdb_backend db(path, small_map(64 * kib, 256 << 20));
   put(db, "parent", "1");
   CHECK(get(db, "parent") == "1");  // leaves a pooled read transaction behind
+  CHECK(scan(db, "parent", "parent0").size() == 1);  // and a kept LMDB cursor
   const std::size_t before = db.map_size();
 
   // Another process opens the environment with a larger map and fills it. Only the raw C API is

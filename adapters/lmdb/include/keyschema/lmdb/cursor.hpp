@@ -4,7 +4,8 @@
 // lmdb_backend::cursor() (lmdb_backend::cursor_type) and lmdb_write_transaction::cursor() return
 // one. It owns an MDB_cursor on the transaction of a snapshot (a copy of which it keeps alive), on
 // a private read-only transaction taken at creation (from the environment's pool, returned when
-// the cursor is destroyed), or on a write transaction, and a copy of the bound it checks while
+// the cursor is destroyed, its MDB_cursor kept by the environment for the next such cursor), or on
+// a write transaction, and a copy of the bound it checks while
 // stepping (held in the cursor itself when short), so the key_range it was made from may go away. key() and value() point into the memory
 // map (no copy) and stay valid until next(): the transaction pins the pages. It never steps past
 // its bound: a forward cursor stops at the first key >= upper, a reverse one at the first key
@@ -155,15 +156,16 @@ class lmdb_cursor {
   }
 
   // Opens the LMDB cursor in txn and moves it to the first entry of r. The caller holds the lock.
-  void open(MDB_txn* txn, MDB_dbi dbi, const key_range& r, std::size_t max_key) {
-    if (const int rc = ::mdb_cursor_open(txn, dbi, &cur_); rc != MDB_SUCCESS) {
+  KEYSCHEMA_ALWAYS_INLINE void open(MDB_txn* txn, MDB_dbi dbi, const key_range& r, std::size_t max_key) {
+    const int rc = own_st_ != nullptr ? own_st_->open_read_cursor(txn, &cur_) : ::mdb_cursor_open(txn, dbi, &cur_);
+    if (rc != MDB_SUCCESS) {
       cur_ = nullptr;
       lmdb_detail::throw_status("keyschema::lmdb_backend::cursor: cannot open a cursor", "mdb_cursor_open", rc);
     }
     try {
       seek(r, max_key);
     } catch (...) {
-      ::mdb_cursor_close(std::exchange(cur_, nullptr));  // the lock is held: not close()
+      close_cursor();  // the lock is held: not close()
       throw;
     }
   }
@@ -185,13 +187,12 @@ class lmdb_cursor {
   // bound is cut to max_key bytes; the callers then step over the one key that can be
   // ordered between the cut bound and the real one.
   int seek_range(std::string_view bound, std::size_t max_key) noexcept {
-    bound = bound.substr(0, max_key);
-    k_.mv_size = bound.size();
+    k_.mv_size = bound.size() < max_key ? bound.size() : max_key;
     k_.mv_data = const_cast<char*>(bound.data());
     return step(MDB_SET_RANGE);
   }
 
-  void seek(const key_range& r, std::size_t max_key) {
+  KEYSCHEMA_ALWAYS_INLINE void seek(const key_range& r, std::size_t max_key) {
     int rc;
     if (!reverse_) {
       rc = r.lower.empty() ? step(MDB_FIRST) : seek_range(r.lower, max_key);
@@ -226,10 +227,17 @@ class lmdb_cursor {
     valid_ = (c ^ static_cast<int>(check_)) < 0;  // below: c < 0; at_least: ~c < 0, i.e. c >= 0
   }
 
+  // Closes cur_; a private read transaction's cursor goes back to its environment for reuse.
+  void close_cursor() noexcept {
+    MDB_cursor* c = std::exchange(cur_, nullptr);
+    if (own_st_ != nullptr) own_st_->close_read_cursor(c);
+    else ::mdb_cursor_close(c);
+  }
+
   void close() noexcept {
     if (cur_ != nullptr) {
       auto lk = lock();
-      if (own_txn_ != nullptr || txn_->txn != nullptr) ::mdb_cursor_close(cur_);  // else LMDB freed it with the write transaction
+      if (own_txn_ != nullptr || txn_->txn != nullptr) close_cursor();  // else LMDB freed it with the write transaction
       cur_ = nullptr;
     }
     valid_ = false;

@@ -5,7 +5,8 @@
 // transactions keep a stable pointer to it while the backend object moves. It owns the MDB_env,
 // the registration of its path (open_registry.hpp), the gate that keeps map resizes apart from
 // live transactions (txn_gate.hpp), the pool of reset read transactions (one in a lock-free
-// slot, the others in a vector under a mutex), the writer mutex, and the map-growth logic:
+// slot, the others in a vector under a mutex), one spare read-only cursor (a lock-free slot), the
+// writer mutex, and the map-growth logic:
 // doubling on MDB_MAP_FULL up to the ceiling, the early growth scheduled when a commit leaves the
 // map more than 3/4 used, and adopting a map another process grew (MDB_MAP_RESIZED). Opened by
 // open_env() (open_env.hpp).
@@ -32,6 +33,7 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,7 @@ struct env_state {
   env_state(const env_state&) = delete;
   env_state& operator=(const env_state&) = delete;
   ~env_state() {
+    if (MDB_cursor* c = spare_cursor.load()) ::mdb_cursor_close(c);
     if (MDB_txn* t = spare.load()) ::mdb_txn_abort(t);
     for (MDB_txn* t : pool) ::mdb_txn_abort(t);
     if (env != nullptr) ::mdb_env_close(env);
@@ -69,6 +72,10 @@ struct env_state {
   std::vector<MDB_txn*> pool;
   std::mutex pool_mu;
   std::size_t pool_cap = 0;
+  // A closed read-only cursor kept for reuse (mdb_cursor_renew instead of a malloc and a free per
+  // private cursor). Its transaction may have ended or been reset: a read-only cursor is not
+  // tracked by its transaction, and renewing it rebinds every pointer it holds.
+  std::atomic<MDB_cursor*> spare_cursor{nullptr};
   std::mutex write_mu;
   // Commits of this process, counted twice (before and after mdb_txn_commit, under write_mu):
   // odd while one runs. LMDB 0.9 begins a read transaction by reading the last transaction id X
@@ -112,13 +119,40 @@ struct env_state {
                         "mdb_env_set_mapsize", 0);
   }
 
-  // Begins (or renews from the pool) a read-only transaction registered with the gate.
-  MDB_txn* acquire_read() {
+  // Begins (or renews from the pool) a read-only transaction registered with the gate. The usual
+  // case (the gate open, the spare transaction there, no commit racing the renewal) is inlined;
+  // everything else takes acquire_read_slow().
+  KEYSCHEMA_ALWAYS_INLINE MDB_txn* acquire_read() {
+    MDB_txn* t = nullptr;
+    if (gate.try_enter()) [[likely]] {
+      t = spare.exchange(nullptr, std::memory_order_acq_rel);
+      if (t != nullptr) [[likely]] {
+        const std::uint64_t before = commit_events.load();
+        const int rc = ::mdb_txn_renew(t);
+        // See acquire_read_slow() for the read-modify-write and the count of commit events.
+        if (rc == MDB_SUCCESS && commit_events.fetch_add(0, std::memory_order_acq_rel) - before < 2) [[likely]]
+          return t;
+        if (rc == MDB_SUCCESS) {
+          ::mdb_txn_reset(t);  // handed to the slow path, which renews it again
+        } else {
+          ::mdb_txn_abort(t);  // the slow path begins a new one and reports what fails
+          t = nullptr;
+        }
+      }
+      gate.leave();
+    }
+    return acquire_read_slow(t);
+  }
+
+  // acquire_read() when its inline path did not succeed. `reset`: a reset transaction to renew
+  // first (taken from the pool), or nullptr.
+  [[gnu::noinline]] MDB_txn* acquire_read_slow(MDB_txn* reset) {
     bool drained = false;
     int resized = 0;
     for (;;) {
       enter_gate();
-      MDB_txn* t = spare.exchange(nullptr, std::memory_order_acq_rel);
+      MDB_txn* t = std::exchange(reset, nullptr);
+      if (t == nullptr) t = spare.exchange(nullptr, std::memory_order_acq_rel);
       if (t == nullptr) {
         std::lock_guard lk(pool_mu);
         if (!pool.empty()) {
@@ -171,29 +205,59 @@ struct env_state {
   // Ends a transaction from acquire_read(); keeps it for reuse when the pool has room. When
   // this was the last open transaction and the map is nearly full, grows it now: a writer that
   // holds a snapshot across its own commit (a read-modify-write transaction) could not.
-  void release_read(MDB_txn* t) noexcept {
+  // The usual case (the spare slot empty) is inlined.
+  KEYSCHEMA_ALWAYS_INLINE void release_read(MDB_txn* t) noexcept {
     ::mdb_txn_reset(t);
+    MDB_txn* none = nullptr;
+    if (pool_cap != 0 && spare.compare_exchange_strong(none, t, std::memory_order_acq_rel)) [[likely]] {
+      gate.leave();
+      if (grow_pending.load(std::memory_order_relaxed)) [[unlikely]] grow_after_release();
+      return;
+    }
+    release_read_slow(t);
+  }
+
+  // release_read() of a reset transaction that the spare slot has no room for.
+  [[gnu::noinline]] void release_read_slow(MDB_txn* t) noexcept {
     if (pool_cap != 0) {
-      MDB_txn* none = nullptr;
-      if (spare.compare_exchange_strong(none, t, std::memory_order_acq_rel)) {
+      std::lock_guard lk(pool_mu);
+      if (pool.size() + 1 < pool_cap) {  // spare holds one
+        pool.push_back(t);  // never allocates: capacity reserved at open
         t = nullptr;
-      } else {
-        std::lock_guard lk(pool_mu);
-        if (pool.size() + 1 < pool_cap) {  // spare holds one
-          pool.push_back(t);  // never allocates: capacity reserved at open
-          t = nullptr;
-        }
       }
     }
     gate.leave();
     if (t != nullptr) ::mdb_txn_abort(t);
-    if (grow_pending.load(std::memory_order_relaxed)) {
-      try {
-        try_grow_early();
-      } catch (...) {
-        // A failed remap poisoned the gate: the next operation reports it.
-      }
+    if (grow_pending.load(std::memory_order_relaxed)) grow_after_release();
+  }
+
+  [[gnu::noinline]] void grow_after_release() noexcept {
+    try {
+      try_grow_early();
+    } catch (...) {
+      // A failed remap poisoned the gate: the next operation reports it.
     }
+  }
+
+  // Opens a cursor on `dbi` in the read-only transaction txn: the spare one renewed, or a new one.
+  // Returns MDB_SUCCESS, or mdb_cursor_open's error (*out is then unchanged).
+  int open_read_cursor(MDB_txn* txn, MDB_cursor** out) noexcept {
+    if (MDB_cursor* c = spare_cursor.exchange(nullptr, std::memory_order_acquire)) {
+      if (::mdb_cursor_renew(txn, c) == MDB_SUCCESS) [[likely]] {
+        *out = c;
+        return MDB_SUCCESS;
+      }
+      ::mdb_cursor_close(c);  // not with one dbi and a live read-only txn; mdb_cursor_open reports it
+    }
+    return ::mdb_cursor_open(txn, dbi, out);
+  }
+
+  // Closes a cursor from open_read_cursor(), before or after its transaction ended: kept as the
+  // spare when that slot is empty.
+  void close_read_cursor(MDB_cursor* c) noexcept {
+    MDB_cursor* none = nullptr;
+    if (!spare_cursor.compare_exchange_strong(none, c, std::memory_order_release, std::memory_order_relaxed))
+      ::mdb_cursor_close(c);
   }
 
   // Frees the reader slots of the idle pooled transactions.

@@ -40,18 +40,23 @@ class txn_gate {
   // caller must call leave() once the transaction ended, also when beginning it failed),
   // timed_out (a resize did not finish in time) or poisoned; nothing is registered then.
   status enter() {
+    if (try_enter()) [[likely]] return status::ok;
+    return enter_locked();  // a resize runs or the gate is poisoned: take the locked path
+  }
+
+  // Registers one transaction about to begin when no resize runs and the gate is not poisoned,
+  // without a lock; returns false (nothing registered) otherwise. A true result is matched by a
+  // leave() like enter()'s ok.
+  KEYSCHEMA_ALWAYS_INLINE bool try_enter() noexcept {
     active_.fetch_add(1);  // seq_cst: ordered against closed_ below and in exclusive()
-    if (!closed_.load()) [[likely]] return status::ok;
-    leave();  // a resize runs or the gate is poisoned: take the locked path
-    return enter_locked();
+    if (!closed_.load()) [[likely]] return true;
+    leave();
+    return false;
   }
 
   // Unregisters a transaction registered by enter(). REQUIRES: a matching successful enter().
-  void leave() noexcept {
-    if (active_.fetch_sub(1) == 1 && closed_.load()) {
-      std::lock_guard lk(mu_);  // the resizer waits on cv_ under mu_: no lost wake-up
-      cv_.notify_all();
-    }
+  KEYSCHEMA_ALWAYS_INLINE void leave() noexcept {
+    if (active_.fetch_sub(1) == 1 && closed_.load()) [[unlikely]] wake_resizer();
   }
 
   // Waits (bounded) until no transaction is active and no other resize runs, then calls fn()
@@ -106,6 +111,12 @@ class txn_gate {
     if (poisoned_) return status::poisoned;
     active_.fetch_add(1);  // no resize can start before mu_ is released: it would wait for this one
     return status::ok;
+  }
+
+  // The last transaction left while a resize waits for that: wakes it.
+  [[gnu::noinline]] void wake_resizer() noexcept {
+    std::lock_guard lk(mu_);  // the resizer waits on cv_ under mu_: no lost wake-up
+    cv_.notify_all();
   }
 
   // Holds new transactions back (they take enter_locked() and wait). REQUIRES: mu_ held.
