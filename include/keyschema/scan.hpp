@@ -15,7 +15,9 @@
 // The builder members (from, after, to, through, reverse, limit) return a modified copy; bounds
 // apply to the field that follows the prefix and are in key order (for a desc<T> field that is
 // descending order of T). Nothing touches the database until begin() is called; each begin()
-// opens a fresh cursor, so iterating a view twice scans twice. Each iterator decodes into one
+// opens a fresh cursor, so iterating a view twice scans twice, each pass reading the state at its
+// begin(): a view may be kept and iterated again (a queue's head lookup encodes the queue's
+// prefix once). Each iterator decodes into one
 // entry it reuses: the prefix fields once, the later fields and the value per step (strings and
 // bytes assigned in place). limit(n) stops without moving the engine past the n-th entry.
 //
@@ -285,8 +287,9 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
 
   // The encoded bounds: lower <= key < upper. For tools and range erases.
   key_range range() const noexcept {
-    const std::string_view b = b_.view();
-    return key_range{b.substr(0, lower_size_), b.substr(lower_size_), reverse_};
+    const std::string_view b = b_.view();  // lower_size_ <= b.size(): no checked substr
+    return key_range{std::string_view(b.data(), lower_size_), std::string_view(b.data() + lower_size_, b.size() - lower_size_),
+                     reverse_};
   }
   std::size_t max_count() const noexcept { return limit_; }
   const Source* source() const noexcept { return source_; }

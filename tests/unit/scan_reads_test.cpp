@@ -115,6 +115,47 @@ TEST_CASE("limit(n) never moves the engine past the n-th entry", "[scan][limit]"
   CHECK(c.n->opened == 0);
 }
 
+TEST_CASE("a kept scan view opens a new cursor on every pass and reads the state at that pass", "[scan][limit]") {
+  counted c;
+  const auto head = c.db.scan<message_metadata>("q").limit(1);  // kept, as a broker keeps one per queue
+  const auto all = c.db.scan<message_metadata>("q").keys_only();
+  const auto first_id = [&] {
+    std::uint64_t id = 0;
+    for (const auto& e : head) id = e.get<"message_id">();
+    return id;
+  };
+  CHECK(first_id() == 0);  // an empty queue
+  for (std::uint64_t id = 1; id <= 3; ++id) {
+    auto b = c.db.batch();
+    b.put<message_metadata>({"q", id}, ks::bytes("v"));
+    b.commit();
+  }
+  c.reset();
+  CHECK(first_id() == 1);
+  CHECK(first_id() == 1);
+  CHECK(c.n->opened == 2);  // one cursor per pass
+  CHECK(c.n->steps == 0);   // limit(1): never moved past the first entry
+  CHECK(ranges::distance(all) == 3);
+  {
+    auto b = c.db.batch();
+    b.erase<message_metadata>({"q", 1});
+    b.commit();
+  }
+  CHECK(first_id() == 2);  // the next pass reads the state after the erase
+  CHECK(ranges::distance(all) == 2);
+  // A view of a snapshot reads the snapshot's state on every pass.
+  const auto snap = c.db.snapshot();
+  const auto snap_all = snap.scan<message_metadata>("q").keys_only();
+  {
+    auto b = c.db.batch();
+    b.erase<message_metadata>({"q", 2});
+    b.commit();
+  }
+  CHECK(ranges::distance(snap_all) == 2);
+  CHECK(ranges::distance(snap_all) == 2);
+  CHECK(first_id() == 3);
+}
+
 TEST_CASE("keys-only scans never read a value; value views and owning scans read each once", "[scan][views]") {
   counted c;
   {
