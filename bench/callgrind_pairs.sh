@@ -9,13 +9,13 @@
 #   bench/callgrind_pairs.sh build/bench/bench/codec_bench .
 #
 # Arguments: the benchmark binary, a --benchmark_filter regex (default: store_bench's read pairs;
-# its write pairs: '(put|batch100|erase_batch)/'). Scans and drained_first: counts per scan /
+# its write pairs: '(put|batch100|erase_batch)/'). Scans and drained_first(_named): counts per scan /
 # lookup, divide a scan's by 1,000 for one entry; batch100 and erase_batch: per batch of 100.
 # The keys erase_batch erases are written outside the count (bench/fixed_iterations.hpp,
 # not_counted).
 set -eu
 bin=${1:?usage: callgrind_pairs.sh <store_bench> [filter]}
-filter=${2:-'(get|get_into|scan_owning|scan_views|scan_keys|scan_keys_raw|scan_reverse|drained_first)/'}
+filter=${2:-'(get|get_into|scan_owning|scan_views|scan_keys|scan_keys_raw|scan_reverse|drained_first|drained_first_named)/'}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # A name's /iterations:N suffix (a fixed count) changes with KEYSCHEMA_BENCH_ITERATIONS: dropped.
