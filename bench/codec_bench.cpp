@@ -8,6 +8,10 @@
 // (pack_into / pack / unpack / tuple::reader), which also escapes NULs, validates UTF-8 and
 // picks the shortest integer form.
 //
+// One more pair, unpack_id_same, decodes the id alone with the hand-written side reading
+// keyschema's bytes (the shortest integer form) instead of its own fixed-width layout: the two
+// unpack_id pairs tell the cost of the encoding from the cost of the code.
+//
 // Every pair is registered as <operation>/keyschema and <operation>/hand; after the run a summary
 // prints the CPU-time ratio keyschema/hand per operation (target: <= 1.20), from the medians when
 // run with --benchmark_repetitions (README "Performance" gives the command).
@@ -237,6 +241,27 @@ void unpack_id_hand(benchmark::State& state) {
   }
 }
 
+// The id alone again, the hand-written side decoding keyschema's own bytes (the shortest form:
+// the type code gives the length, 6 bytes for these ids) instead of its fixed 8-byte layout: what
+// the shortest form costs any decoder, apart from the code that reads it. The hand side checks the
+// type code and the length, not the shortest form (keyschema refuses other forms).
+void unpack_id_same_hand(benchmark::State& state) {
+  std::vector<std::string> ks;
+  for (std::uint64_t i = 0; i < 1024; ++i) ks.push_back(tuple::pack(kFirstId + i * 7919));
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const std::string& k = ks[i++ & 1023];
+    const std::size_t n = k.empty() ? 9 : static_cast<unsigned char>(k[0]) - std::size_t{0x14};  // wraps below 0x14
+    if (n > 8 || k.size() != n + 1) {
+      state.SkipWithError("hand id");
+      break;
+    }
+    std::uint64_t v = 0;
+    for (std::size_t b = 1; b <= n; ++b) v = (v << 8) | static_cast<unsigned char>(k[b]);
+    benchmark::DoNotOptimize(v);
+  }
+}
+
 using keyschema_bench::fixed_iterations;  // KEYSCHEMA_BENCH_ITERATIONS (bench/fixed_iterations.hpp)
 BENCHMARK(pack_into_keyschema)->Name("pack_into/keyschema")->Apply(fixed_iterations);
 BENCHMARK(pack_into_hand)->Name("pack_into/hand")->Apply(fixed_iterations);
@@ -248,6 +273,8 @@ BENCHMARK(unpack_fields_keyschema)->Name("unpack_fields/keyschema")->Apply(fixed
 BENCHMARK(unpack_fields_hand)->Name("unpack_fields/hand")->Apply(fixed_iterations);
 BENCHMARK(unpack_id_keyschema)->Name("unpack_id/keyschema")->Apply(fixed_iterations);
 BENCHMARK(unpack_id_hand)->Name("unpack_id/hand")->Apply(fixed_iterations);
+BENCHMARK(unpack_id_keyschema)->Name("unpack_id_same/keyschema")->Apply(fixed_iterations);
+BENCHMARK(unpack_id_same_hand)->Name("unpack_id_same/hand")->Apply(fixed_iterations);
 
 // Prints the normal console output and remembers each run's CPU time for the summary.
 class summary_reporter : public benchmark::ConsoleReporter {
