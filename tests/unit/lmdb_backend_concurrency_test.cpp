@@ -68,7 +68,7 @@ TEST_CASE("lmdb_backend: readers see whole batches while one writer commits and 
   problems bad;
 
   std::vector<std::thread> readers;
-  for (int r = 0; r < 3; ++r) {
+  for (int r = 0; r < 4; ++r) {
     readers.emplace_back([&, r] {
       long last_seen = 0;
       try {
@@ -88,17 +88,19 @@ TEST_CASE("lmdb_backend: readers see whole batches while one writer commits and 
             if (!db.get(key_of(n_keys - 1), v, &snap) || gen_of(v) != gen) bad.add("get in a snapshot disagreed");
             if (gen < last_seen) bad.add("generations went backwards");
             last_seen = gen;
-          } else if (r == 1) {
-            // A reverse cursor with its private snapshot.
+          } else if (r == 1 || r == 3) {
+            // Cursors with their private snapshots, reverse (reader 1) and forward (reader 3): two
+            // threads take and return the MDB_cursor the environment keeps for reuse.
+            const char* const dir = r == 1 ? "reverse" : "forward";
             long gen = -1;
             int count = 0;
-            for (auto c = db.cursor({"gen/", "gen0", true}, nullptr); c.valid(); c.next(), ++count) {
+            for (auto c = db.cursor({"gen/", "gen0", r == 1}, nullptr); c.valid(); c.next(), ++count) {
               const long g = gen_of(c.value());
               if (gen == -1) gen = g;
-              if (g != gen) bad.add("reverse cursor mixed generations");
+              if (g != gen) bad.add(std::string(dir) + " cursor mixed generations");
             }
-            if (count != n_keys) bad.add("reverse cursor saw " + std::to_string(count) + " keys");
-            if (gen < last_seen) bad.add("generations went backwards (reverse)");
+            if (count != n_keys) bad.add(std::string(dir) + " cursor saw " + std::to_string(count) + " keys");
+            if (gen < last_seen) bad.add(std::string("generations went backwards (") + dir + ")");
             last_seen = gen;
           } else {
             // Point reads without a snapshot: each one sees a committed generation, in order.
