@@ -43,6 +43,22 @@ namespace lmdb_detail {
 inline constexpr int max_resize_retries = 16;
 inline constexpr std::size_t default_page = 4096;           // rounding before the env is open
 
+// One object of T kept for reuse in a lock-free slot: take() empties it, offer() fills it when
+// it is empty. The thread that took an object owns it; acquire/release order its contents.
+template <class T>
+class spare_slot {
+ public:
+  T* take() noexcept { return p_.exchange(nullptr, std::memory_order_acq_rel); }
+  // True when t was kept; false (t still the caller's) when the slot was full.
+  bool offer(T* t) noexcept {
+    T* none = nullptr;
+    return p_.compare_exchange_strong(none, t, std::memory_order_acq_rel);
+  }
+
+ private:
+  std::atomic<T*> p_{nullptr};
+};
+
 // Everything of one open environment. Heap-allocated so that snapshots and cursors keep a
 // stable pointer to it while the backend object moves.
 struct env_state {
@@ -50,8 +66,8 @@ struct env_state {
   env_state(const env_state&) = delete;
   env_state& operator=(const env_state&) = delete;
   ~env_state() {
-    if (MDB_cursor* c = spare_cursor.load()) ::mdb_cursor_close(c);
-    if (MDB_txn* t = spare.load()) ::mdb_txn_abort(t);
+    if (MDB_cursor* c = spare_cursor.take()) ::mdb_cursor_close(c);
+    if (MDB_txn* t = spare.take()) ::mdb_txn_abort(t);
     for (MDB_txn* t : pool) ::mdb_txn_abort(t);
     if (env != nullptr) ::mdb_env_close(env);
   }
@@ -68,14 +84,14 @@ struct env_state {
   lmdb_detail::txn_gate gate;
   // Reset read transactions for reuse, at most pool_cap in all: one in spare (taken and returned
   // without a lock), the others in pool (capacity reserved at open; guarded by pool_mu).
-  std::atomic<MDB_txn*> spare{nullptr};
+  spare_slot<MDB_txn> spare;
   std::vector<MDB_txn*> pool;
   std::mutex pool_mu;
   std::size_t pool_cap = 0;
   // A closed read-only cursor kept for reuse (mdb_cursor_renew instead of a malloc and a free per
   // private cursor). Its transaction may have ended or been reset: a read-only cursor is not
   // tracked by its transaction, and renewing it rebinds every pointer it holds.
-  std::atomic<MDB_cursor*> spare_cursor{nullptr};
+  spare_slot<MDB_cursor> spare_cursor;
   std::mutex write_mu;
   // Commits of this process, counted twice (before and after mdb_txn_commit, under write_mu):
   // odd while one runs. LMDB 0.9 begins a read transaction by reading the last transaction id X
@@ -119,19 +135,30 @@ struct env_state {
                         "mdb_env_set_mapsize", 0);
   }
 
+  // Renews t (begins a new read-only transaction into t when t is null) and tells whether a
+  // commit ended and another began meanwhile (raced): LMDB may then have copied a meta page newer
+  // than the transaction's id (see commit_events), and the caller resets t and begins again.
+  // Returns LMDB's status; raced is false unless it is MDB_SUCCESS.
+  KEYSCHEMA_ALWAYS_INLINE int begin_counted(MDB_txn*& t, bool& raced) noexcept {
+    const std::uint64_t before = commit_events.load();
+    const int rc = t != nullptr ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
+    // A read-modify-write: LMDB's reads of the meta page above are ordered before it (a plain
+    // load would not order them on every processor; a fence is not understood by TSan).
+    raced = rc == MDB_SUCCESS && commit_events.fetch_add(0, std::memory_order_acq_rel) - before >= 2;
+    return rc;
+  }
+
   // Begins (or renews from the pool) a read-only transaction registered with the gate. The usual
   // case (the gate open, the spare transaction there, no commit racing the renewal) is inlined;
   // everything else takes acquire_read_slow().
   KEYSCHEMA_ALWAYS_INLINE MDB_txn* acquire_read() {
     MDB_txn* t = nullptr;
     if (gate.try_enter()) [[likely]] {
-      t = spare.exchange(nullptr, std::memory_order_acq_rel);
+      t = spare.take();
       if (t != nullptr) [[likely]] {
-        const std::uint64_t before = commit_events.load();
-        const int rc = ::mdb_txn_renew(t);
-        // See acquire_read_slow() for the read-modify-write and the count of commit events.
-        if (rc == MDB_SUCCESS && commit_events.fetch_add(0, std::memory_order_acq_rel) - before < 2) [[likely]]
-          return t;
+        bool raced;
+        const int rc = begin_counted(t, raced);
+        if (rc == MDB_SUCCESS && !raced) [[likely]] return t;
         if (rc == MDB_SUCCESS) {
           ::mdb_txn_reset(t);  // handed to the slow path, which renews it again
         } else {
@@ -152,7 +179,7 @@ struct env_state {
     for (;;) {
       enter_gate();
       MDB_txn* t = std::exchange(reset, nullptr);
-      if (t == nullptr) t = spare.exchange(nullptr, std::memory_order_acq_rel);
+      if (t == nullptr) t = spare.take();
       if (t == nullptr) {
         std::lock_guard lk(pool_mu);
         if (!pool.empty()) {
@@ -164,14 +191,10 @@ struct env_state {
       int rc;
       for (int attempt = 0;; ++attempt) {
         renewed = t != nullptr;  // mdb_txn_begin sets t only when it succeeds
-        const std::uint64_t before = commit_events.load();
-        rc = renewed ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
-        // A read-modify-write: LMDB's reads of the meta page above are ordered before it (a plain
-        // load would not order them on every processor; a fence is not understood by TSan).
-        if (rc != MDB_SUCCESS || commit_events.fetch_add(0, std::memory_order_acq_rel) - before < 2) break;
-        // A commit ended and another began while LMDB copied the meta page: the state may be
-        // newer than the transaction's id (see commit_events). Begin again.
-        ::mdb_txn_reset(t);
+        bool raced;
+        rc = begin_counted(t, raced);
+        if (!raced) break;
+        ::mdb_txn_reset(t);  // the state may be newer than the transaction's id: begin again
         if (attempt >= 16) std::this_thread::yield();
       }
       if (rc == MDB_SUCCESS) return t;
@@ -208,8 +231,7 @@ struct env_state {
   // The usual case (the spare slot empty) is inlined.
   KEYSCHEMA_ALWAYS_INLINE void release_read(MDB_txn* t) noexcept {
     ::mdb_txn_reset(t);
-    MDB_txn* none = nullptr;
-    if (pool_cap != 0 && spare.compare_exchange_strong(none, t, std::memory_order_acq_rel)) [[likely]] {
+    if (pool_cap != 0 && spare.offer(t)) [[likely]] {
       gate.leave();
       if (grow_pending.load(std::memory_order_relaxed)) [[unlikely]] grow_after_release();
       return;
@@ -242,7 +264,7 @@ struct env_state {
   // Opens a cursor on `dbi` in the read-only transaction txn: the spare one renewed, or a new one.
   // Returns MDB_SUCCESS, or mdb_cursor_open's error (*out is then unchanged).
   int open_read_cursor(MDB_txn* txn, MDB_cursor** out) noexcept {
-    if (MDB_cursor* c = spare_cursor.exchange(nullptr, std::memory_order_acquire)) {
+    if (MDB_cursor* c = spare_cursor.take()) {
       if (::mdb_cursor_renew(txn, c) == MDB_SUCCESS) [[likely]] {
         *out = c;
         return MDB_SUCCESS;
@@ -255,14 +277,12 @@ struct env_state {
   // Closes a cursor from open_read_cursor(), before or after its transaction ended: kept as the
   // spare when that slot is empty.
   void close_read_cursor(MDB_cursor* c) noexcept {
-    MDB_cursor* none = nullptr;
-    if (!spare_cursor.compare_exchange_strong(none, c, std::memory_order_release, std::memory_order_relaxed))
-      ::mdb_cursor_close(c);
+    if (!spare_cursor.offer(c)) ::mdb_cursor_close(c);
   }
 
   // Frees the reader slots of the idle pooled transactions.
   void drain_pool() noexcept {
-    if (MDB_txn* t = spare.exchange(nullptr, std::memory_order_acq_rel)) ::mdb_txn_abort(t);
+    if (MDB_txn* t = spare.take()) ::mdb_txn_abort(t);
     std::lock_guard lk(pool_mu);
     for (MDB_txn* t : pool) ::mdb_txn_abort(t);
     pool.clear();  // keeps the reserved capacity
