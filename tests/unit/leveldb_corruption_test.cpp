@@ -144,6 +144,16 @@ gap_scan require_error_before_gap(const leveldb_backend& db, bool reverse) {
   return gap_scan{*e, read};
 }
 
+// Options whose tables hold their blocks as written (no compression, no filter block), so that a
+// test can find a block by its offset and damage it; env: a test Env, or LevelDB's default.
+leveldb_options raw_table_options(leveldb::Env* env = nullptr) {
+  leveldb_options o;
+  o.compression = false;
+  o.bloom_bits_per_key = 0;
+  if (env != nullptr) o.env = env;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("leveldb_backend: a damaged write-ahead log record fails the open", "[leveldb][corruption]") {
@@ -194,9 +204,7 @@ TEST_CASE("leveldb_backend: a log that ends inside a record (a crash while appen
 TEST_CASE("leveldb_backend: a damaged table block is an error on read by default", "[leveldb][corruption]") {
   keyschema::testing::temp_dir dir("leveldb-corrupt");
   const auto path = dir.path() / "db";
-  leveldb_options o;
-  o.compression = false;
-  o.bloom_bits_per_key = 0;
+  const leveldb_options o = raw_table_options();
   fill(path, true, o);
   const auto tables = files_with(path, "", ".ldb");
   REQUIRE_FALSE(tables.empty());
@@ -320,9 +328,7 @@ TEST_CASE("leveldb_backend: a cursor never steps over a damaged block silently",
   // the gap as if nothing were missing. The cursor must throw before any entry after the gap.
   keyschema::testing::temp_dir dir("leveldb-gap");
   const auto path = dir.path() / "db";
-  leveldb_options o;
-  o.compression = false;
-  o.bloom_bits_per_key = 0;
+  const leveldb_options o = raw_table_options();
   fill(path, true, o);
   const auto tables = files_with(path, "", ".ldb");
   REQUIRE(tables.size() == 1);
@@ -481,10 +487,7 @@ TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a curso
   keyschema::testing::temp_dir dir("leveldb-cached-gap");
   const auto path = dir.path() / "db";
   copying_env env;
-  leveldb_options o;
-  o.compression = false;
-  o.bloom_bits_per_key = 0;
-  o.env = &env;
+  const leveldb_options o = raw_table_options(&env);
   fill(path, true, o);
   const auto tables = files_with(path, "", ".ldb");
   REQUIRE(tables.size() == 1);
@@ -524,11 +527,8 @@ TEST_CASE("leveldb_backend: a cursor never steps over a table that cannot be ope
   keyschema::testing::temp_dir dir("leveldb-table-gap");
   const auto path = dir.path() / "db";
   copying_env env;
-  leveldb_options o;
-  o.compression = false;
-  o.bloom_bits_per_key = 0;
+  leveldb_options o = raw_table_options(&env);
   o.write_buffer_bytes = 64 << 10;  // many small tables
-  o.env = &env;
   constexpr int count = 3000;
   const auto value = [](int i) { return record_value(i) + std::string(150, 'y'); };
   {
