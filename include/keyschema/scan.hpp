@@ -34,7 +34,9 @@
 // literal), or a value that does not decode throw decode_error naming the keyspace and the key.
 //
 // Lifetime: a view refers to the object it was made from (store, snapshot or transaction), which
-// must outlive it and every iterator. An iterator's entry (and an entry_view's value) is valid
+// must outlive it and every iterator. Iterators are counted among a store's live objects (a store
+// destroyed before them aborts, detail/store/live_handles.hpp); a view, which holds no engine
+// handle, is not. An iterator's entry (and an entry_view's value) is valid
 // until the iterator is incremented. Thread-safety: a view is a value; an iterator belongs to one thread.
 #pragma once
 
