@@ -122,6 +122,9 @@ void prefix_bounds(const std::string& prefix, std::string& lower, std::string& u
 
 namespace detail {
 
+// Selects scan_view's constructor from the prefix's values.
+struct prefix_values_tag {};
+
 // The encoded bounds of a scan (lower then upper), held in the view itself when short (the usual
 // prefix and its bounds), else on the heap (detail::inline_bytes): opening a scan allocates
 // nothing for them.
@@ -140,6 +143,25 @@ class scan_bounds {
     p = put(p, lower_tail);
     p = put(p, prefix);
     put(p, upper_tail);
+  }
+  // As set_bounds, the prefix written in place by write.template operator()<Checked>(char* at),
+  // twice (once before each tail), so that no byte is read back right after it was written.
+  // write<true> writes the prefix at `at`, touching at most bound bytes there, and returns its
+  // size, or a value above bound when it cannot (write_bounds then returns that value and the
+  // contents are unspecified until the next set_bounds); write<false> writes the same prefix
+  // again without checking it. Returns the prefix's size. Errors: std::bad_alloc (contents
+  // unchanged).
+  template <class Write>
+  KEYSCHEMA_ALWAYS_INLINE std::size_t write_bounds(std::size_t bound, Write write, std::string_view lower_tail,
+                                                   std::string_view upper_tail) {
+    char* const p = bytes_.overwrite(2 * bound + lower_tail.size() + upper_tail.size());
+    const std::size_t n = write.template operator()<true>(p);
+    if (n > bound) [[unlikely]] return n;
+    char* const q = put(p + n, lower_tail);
+    write.template operator()<false>(q);  // the same n bytes; it may touch bound bytes, which the room after q holds
+    put(q + n, upper_tail);
+    bytes_.truncate(2 * n + lower_tail.size() + upper_tail.size());
+    return n;
   }
   // Replaces the count bytes at pos (count clipped to the end) with s.
   void replace(std::size_t pos, std::size_t count, std::string_view s) {
@@ -189,13 +211,22 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
 
   scan_view() = default;
 
-  // REQUIRES: source outlives the view. prefix: the encoded first K fields (and the literals
-  // after them); copied.
-  scan_view(const Source* source, std::string_view prefix) : source_(source), prefix_size_(prefix.size()) {
+  // REQUIRES: source outlives the view. prefix: the values of the first K fields (store.hpp's
+  // scan() has checked them), encoded here into the view's bounds.
+  template <class... P>
+  scan_view(const Source* source, detail::prefix_values_tag, const P&... prefix) : source_(source) {
+    static_assert(sizeof...(P) == K);
     // b_ = lower + upper: the prefix and the bytes after it (detail::prefix_tails).
+    using codec = detail::key_codec<KS>;
     constexpr const detail::bound_tails& t = detail::prefix_tails<KS, K>;
-    b_.set_bounds(prefix, t.lower(), t.upper());
-    lower_size_ = prefix_size_ + t.lower_size;
+    std::size_t n = codec::direct_prefix_bound(prefix...);
+    if (n != codec::no_direct)  // literals, integers and plain text: written in place
+      n = b_.write_bounds(
+          n, [&]<bool Checked>(char* at) KEYSCHEMA_ALWAYS_INLINE_LAMBDA { return codec::template write_prefix_at<Checked>(at, prefix...); },
+          t.lower(), t.upper());
+    if (n == codec::no_direct) n = set_bounds_general(prefix...);
+    prefix_size_ = n;
+    lower_size_ = n + t.lower_size;
   }
 
   // The builders return a modified copy; called on a temporary (db.scan<KS>(...).from(a).limit(n))
@@ -313,6 +344,17 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   friend ranges::range_access;
   template <class, class, std::size_t, scan_mode>
   friend class scan_view;
+
+  // The constructor's general path: the prefix encoded into a string, then copied twice.
+  template <class... P>
+  [[gnu::noinline]] std::size_t set_bounds_general(const P&... prefix) {
+    constexpr const detail::bound_tails& t = detail::prefix_tails<KS, K>;
+    thread_local std::string spill;  // keeps its capacity
+    spill.clear();
+    detail::key_codec<KS>::encode_prefix(spill, prefix...);
+    b_.set_bounds(spill, t.lower(), t.upper());
+    return spill.size();
+  }
 
   template <scan_mode M>
   scan_view<KS, Source, K, M> rebind() && {

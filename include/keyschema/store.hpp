@@ -211,12 +211,8 @@ class basic_reader {
                   "keyschema::scan: more prefix values than the keyspace has fields; pass at most "
                   "KS::field_count values, in field order");
     static_assert(check_prefix_arguments<KS, P...>());
-    // The prefix is written on the stack (key_codec::write_prefix), or into spill when it takes
-    // the general path (long or non-ASCII text, ...); the view copies it.
-    thread_local std::string spill;  // keeps its capacity
-    spill.clear();
-    key_buffer buf;
-    return scan_view<KS, Derived, sizeof...(P)>(&self(), key_codec<KS>::write_prefix(spill, buf, prefix...));
+    // The view encodes the prefix straight into its bounds.
+    return scan_view<KS, Derived, sizeof...(P)>(&self(), prefix_values_tag{}, prefix...);
   }
 
  private:

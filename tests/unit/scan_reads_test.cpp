@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -352,6 +353,61 @@ TEST_CASE("scans with prefixes and bounds longer than a view holds inline select
     assigned = db.scan<named>(other).to(std::string(len, 'c'));  // move assignment
     CHECK(values(assigned) == "otherother");
   }
+}
+
+TEST_CASE("a scan's bounds are its prefix's tuple encoding and the next field's type codes, on every encoding path",
+          "[scan][bounds]") {
+  // scan() encodes the prefix straight into the view's bounds, twice, when it is made of
+  // literals, integers and plain ASCII text; any other prefix (text with a NUL or beyond ASCII)
+  // is encoded into a string and copied. Both must give prefix + first type code of the next
+  // field, prefix + the byte after its last (an integer field: 0x0b..0x1d, which include the
+  // codes of integers too long for it, so that they are read and refused), and with every field
+  // given, the key alone: [key, key + 0x00).
+  using mixed = ks::keyspace<"mixed", std::string, ks::lit<"M">, ks::field<"name", std::string>,
+                             ks::field<"n", std::int64_t>, ks::field<"u", std::uint32_t>>;
+  ks::store<ks::schema<mixed>, ks::memory_backend> db;
+  const auto check_range = [](const auto& view, const std::string& prefix, std::string_view lower_tail,
+                              std::string_view upper_tail) {
+    const ks::key_range r = view.range();
+    CHECK(r.lower == prefix + std::string(lower_tail));
+    CHECK(r.upper == prefix + std::string(upper_tail));
+    CHECK_FALSE(r.reverse);
+  };
+  // Text lengths: empty, short, the inline room's edge for two copies (the bounds of (name, n)
+  // take 2 * (name + 14) + 2 bytes at most: 120 at 45), past it, and long (on the heap).
+  std::vector<std::string> names = {std::string(), "q", std::string(44, 'y'), std::string(45, 'y'),
+                                    std::string(46, 'y'), std::string(300, 'x'), std::string("a\0b", 3),
+                                    "caf\xc3\xa9"};
+  for (const std::string& name : names) {
+    INFO("name size " << name.size());
+    check_range(db.scan<mixed>(name), ks::tuple::pack("M", name), "\x0b", "\x1e");
+    check_range(db.scan<mixed>(std::string_view(name)), ks::tuple::pack("M", name), "\x0b", "\x1e");
+    for (const std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{-1}, std::int64_t{255}, std::int64_t{-256},
+                                 std::int64_t{1} << 40, std::numeric_limits<std::int64_t>::min(),
+                                 std::numeric_limits<std::int64_t>::max()}) {
+      INFO("n " << n);
+      // The integer's direct write stores 8 bytes after its type code; the tail and the second
+      // copy written after it must overwrite the ones it does not use.
+      check_range(db.scan<mixed>(name, n), ks::tuple::pack("M", name, n), "\x0b", "\x1e");
+      check_range(db.scan<mixed>(name, static_cast<int>(n & 0xffff)),
+                  ks::tuple::pack("M", name, static_cast<std::int64_t>(n & 0xffff)), "\x0b", "\x1e");
+      check_range(db.scan<mixed>(name, n, std::uint32_t{7}), ks::tuple::pack("M", name, n, std::uint32_t{7}), "",
+                  std::string_view("\0", 1));
+      check_range(db.scan<mixed>(name, n).reverse().reverse(), ks::tuple::pack("M", name, n), "\x0b", "\x1e");
+    }
+    // And the scan selects the entries of that prefix only.
+    db.put<mixed>({name, 5, 1}, "in");
+    db.put<mixed>({name + "z", 5, 1}, "next name");
+    std::string seen;
+    for (const auto& e : db.scan<mixed>(name)) seen += e.value;
+    CHECK(seen == "in");
+    db.erase<mixed>({name, 5, 1});
+    db.erase<mixed>({name + "z", 5, 1});
+  }
+  const char literal[] = "lit";  // a char array: the text up to its terminator
+  check_range(db.scan<mixed>(literal), ks::tuple::pack("M", "lit"), "\x0b", "\x1e");
+  // Text that is not UTF-8 is refused, as on the general path of every key.
+  CHECK_THROWS_WITH(db.scan<mixed>(std::string("bad \xff")), Catch::Contains("invalid UTF-8"));
 }
 
 }  // namespace scan_reads_test

@@ -20,8 +20,11 @@
 
 // Inlines a small function on a per-entry path (a scan's step and decode), where the compiler's
 // size heuristics would otherwise keep a call.
+// KEYSCHEMA_ALWAYS_INLINE_LAMBDA does it for a lambda (after its parameter list).
 #if defined(__GNUC__) || defined(__clang__)
 #define KEYSCHEMA_ALWAYS_INLINE [[gnu::always_inline]] inline
+#define KEYSCHEMA_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
 #else
 #define KEYSCHEMA_ALWAYS_INLINE inline
+#define KEYSCHEMA_ALWAYS_INLINE_LAMBDA
 #endif

@@ -60,6 +60,9 @@ class inline_bytes {
     size_ = n;
     return data_;
   }
+  // Keeps the first n bytes (after an overwrite() that asked for more than was written).
+  // REQUIRES: n <= size().
+  void truncate(std::size_t n) noexcept { size_ = n; }
   // Replaces the contents with a copy of b. REQUIRES: b views none of this object's bytes.
   // Errors: as overwrite.
   void assign(std::string_view b) {

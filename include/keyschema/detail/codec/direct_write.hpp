@@ -10,7 +10,8 @@
 //                     not use).
 //   direct_write(p, v) writes v's element at p and advances p past it. Returns false (p is then
 //                     unspecified) when the text holds a NUL or a byte above 0x7f: the general
-//                     path (codec_traits<D>::encode) escapes or validates it.
+//                     path (codec_traits<D>::encode) escapes or validates it. direct_write<false>
+//                     writes a value that passed that check before, without it.
 //   key_buffer        direct_room bytes on the caller's stack: a key written directly and only
 //                     read (a point read's), which never goes into a string.
 //   append_direct(out, vs...) appends the elements of vs... when each is written directly and
@@ -52,7 +53,9 @@ KEYSCHEMA_ALWAYS_INLINE std::size_t direct_bound(const D& a) noexcept {
     return a.size() + 2;
 }
 
-template <direct_value D>
+// Checked = false skips the text check, for a value already written with it (a scan's bounds
+// hold their prefix twice: detail::scan_bounds::write_bounds).
+template <bool Checked = true, direct_value D>
 KEYSCHEMA_ALWAYS_INLINE bool direct_write(char*& p, const D& a) noexcept {
   if constexpr (tuple_integer<D>) {
     std::uint64_t bits = static_cast<std::uint64_t>(a);
@@ -74,7 +77,7 @@ KEYSCHEMA_ALWAYS_INLINE bool direct_write(char*& p, const D& a) noexcept {
     return true;
   } else if constexpr (std::is_array_v<D>) {
     const std::size_t n = sizeof(a) - (a[sizeof(a) - 1] == '\0' ? 1 : 0);  // a C string literal's terminator
-    if (find_nul_or_non_ascii_inline(a, 0, n) != n) return false;
+    if (Checked && find_nul_or_non_ascii_inline(a, 0, n) != n) return false;
     *p++ = static_cast<char>(code::string);
     std::memcpy(p, a, sizeof(a));  // the whole array (a copy of known size); a terminator copied
     p += n;                        // with it is overwritten next
@@ -82,7 +85,7 @@ KEYSCHEMA_ALWAYS_INLINE bool direct_write(char*& p, const D& a) noexcept {
     return true;
   } else {
     const std::size_t n = a.size();
-    if (find_nul_or_non_ascii_inline(a.data(), 0, n) != n) return false;
+    if (Checked && find_nul_or_non_ascii_inline(a.data(), 0, n) != n) return false;
     *p++ = static_cast<char>(code::string);
     std::memcpy(p, a.data(), n);
     p += n;

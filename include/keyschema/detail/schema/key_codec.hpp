@@ -96,6 +96,26 @@ struct key_codec {
     return write_segments<n>(out, buf, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
   }
 
+  // What the direct-path functions return for a key or prefix that takes the general path.
+  static constexpr std::size_t no_direct = ~std::size_t{0};
+
+  // write_prefix's direct path into the caller's memory (a scan view's bounds, scan.hpp):
+  // direct_prefix_bound(p...) is the most bytes write_prefix_at(dest, p...) may touch at dest, or
+  // no_direct when the prefix takes the general path (encode_prefix). write_prefix_at writes the
+  // prefix at dest and returns its size, or no_direct (dest's bytes unspecified) when text holds
+  // a NUL or a byte above 0x7f. The bytes are write_prefix's. write_prefix_at<false> writes
+  // values that write_prefix_at<true> wrote before, without checking their text again.
+  template <class... P>
+  KEYSCHEMA_ALWAYS_INLINE static std::size_t direct_prefix_bound(const P&... p) {
+    constexpr std::size_t n = KS::prefix_segments[sizeof...(P)];
+    return direct_bound_of(std::forward_as_tuple(p...), std::make_index_sequence<n>{});
+  }
+  template <bool Checked, class... P>
+  KEYSCHEMA_ALWAYS_INLINE static std::size_t write_prefix_at(char* dest, const P&... p) {
+    constexpr std::size_t n = KS::prefix_segments[sizeof...(P)];
+    return write_direct_at<Checked>(dest, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
+  }
+
   // Appends a key that write_key() or write_prefix() returned to out, unless it is already there.
   static void append_written(std::string& out, const key_buffer& buf, std::string_view written) {
     if (written.data() == buf.data) out.append(written);  // in buf: the direct path
@@ -266,18 +286,31 @@ struct key_codec {
     return std::string_view(out).substr(start);
   }
 
-  static constexpr std::size_t no_direct = ~std::size_t{0};
-
   // Writes the segments into buf when each takes the direct path and their bounds fit; returns
   // the bytes written, or no_direct (buf unspecified) for a key that takes the general path.
   template <class Args, std::size_t... S>
-  KEYSCHEMA_ALWAYS_INLINE static std::size_t write_direct([[maybe_unused]] key_buffer& buf,
-                                                          [[maybe_unused]] const Args& args, std::index_sequence<S...>) {
+  KEYSCHEMA_ALWAYS_INLINE static std::size_t write_direct(key_buffer& buf, const Args& args, std::index_sequence<S...> seq) {
+    if (direct_bound_of(args, seq) > direct_room) return no_direct;  // no_direct is larger
+    return write_direct_at<true>(buf.data, args, seq);
+  }
+
+  // The most bytes write_direct_at may touch, or no_direct when a segment takes the general path.
+  template <class Args, std::size_t... S>
+  KEYSCHEMA_ALWAYS_INLINE static std::size_t direct_bound_of([[maybe_unused]] const Args& args, std::index_sequence<S...>) {
+    if constexpr ((direct_segment<S, Args>() && ...))
+      return (segment_bound<S>(args) + ... + std::size_t{0});
+    else
+      return no_direct;
+  }
+
+  // Writes the segments at dest (room for direct_bound_of bytes); returns the bytes written, or
+  // no_direct (dest's bytes unspecified) when text needs the general path.
+  template <bool Checked, class Args, std::size_t... S>
+  KEYSCHEMA_ALWAYS_INLINE static std::size_t write_direct_at([[maybe_unused]] char* dest, [[maybe_unused]] const Args& args,
+                                                             std::index_sequence<S...>) {
     if constexpr ((direct_segment<S, Args>() && ...)) {
-      if ((segment_bound<S>(args) + ... + std::size_t{0}) <= direct_room) {
-        char* p = buf.data;
-        if ((write_segment<S>(p, args) && ...)) return static_cast<std::size_t>(p - buf.data);
-      }
+      char* p = dest;
+      if ((write_segment<S, Checked>(p, args) && ...)) return static_cast<std::size_t>(p - dest);
     }
     return no_direct;
   }
@@ -316,8 +349,8 @@ struct key_codec {
   }
 
   // Writes segment S at p and advances p; false (p unspecified) when the text is not plain
-  // ASCII without NUL, which the general path escapes or validates.
-  template <std::size_t S, class Args>
+  // ASCII without NUL, which the general path escapes or validates (not checked: Checked false).
+  template <std::size_t S, bool Checked, class Args>
   KEYSCHEMA_ALWAYS_INLINE static bool write_segment(char*& p, const Args& args) {
     using seg = std::tuple_element_t<S, segments>;
     if constexpr (is_lit<seg>::value) {
@@ -325,7 +358,7 @@ struct key_codec {
       p += seg::encoded.size();
       return true;
     } else {
-      return direct_write(p, std::get<KS::fields_before[S]>(args));
+      return direct_write<Checked>(p, std::get<KS::fields_before[S]>(args));
     }
   }
 
