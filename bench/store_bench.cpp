@@ -33,7 +33,9 @@
 //
 // Run: build/bench/bench/store_bench --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true
 // (databases go to $TMPDIR or /tmp). Interleaving the repetitions keeps either side of a pair from
-// running alone while the engine compacts or the machine is busy.
+// running alone while the engine compacts or the machine is busy. KEYSCHEMA_BENCH_CONTROL=1 makes
+// a control run: both sides of every pair run the native code, and the ratios show the spread of
+// the timings themselves (see control_run below).
 //
 // Instruction counts, which the machine's load does not move: bench/callgrind_pairs.sh
 // build/bench/bench/store_bench [filter] runs each pair under callgrind at two fixed iteration
@@ -744,9 +746,29 @@ constexpr std::int64_t kEraseIterations = 2000;
 
 using keyschema_bench::fixed_iterations;  // KEYSCHEMA_BENCH_ITERATIONS (bench/fixed_iterations.hpp)
 
-#define KS_PAIR(engine_name, op, ks_fn, native_fn)                                     \
-  BENCHMARK(ks_fn)->Name(#engine_name "/" #op "/keyschema")->Apply(fixed_iterations);  \
-  BENCHMARK(native_fn)->Name(#engine_name "/" #op "/native")->Apply(fixed_iterations)
+// The control run (KEYSCHEMA_BENCH_CONTROL=1 in the environment): the keyschema side of every
+// pair runs the native code too, so each ratio shows how far two runs of the same code differ in
+// this run, on this machine: the spread within which a timed ratio says nothing.
+bool control_run() {
+  static const bool on = [] {
+    const char* v = std::getenv("KEYSCHEMA_BENCH_CONTROL");
+    return v != nullptr && std::string_view(v) == "1";
+  }();
+  return on;
+}
+using bench_fn = void (*)(benchmark::State&);
+bench_fn keyschema_side(bench_fn ks_fn, bench_fn native_fn) { return control_run() ? native_fn : ks_fn; }
+
+// Registers fn as name at static initialization (as BENCHMARK does, for a function pointer).
+#define KS_CAT2(a, b) a##b
+#define KS_CAT(a, b) KS_CAT2(a, b)
+#define KS_REGISTER(name, fn)                                                                 \
+  [[maybe_unused]] ::benchmark::internal::Benchmark* const KS_CAT(ks_registered_, __COUNTER__) = \
+      ::benchmark::RegisterBenchmark(name, fn)
+
+#define KS_PAIR(engine_name, op, ks_fn, native_fn)                                                            \
+  KS_REGISTER(#engine_name "/" #op "/keyschema", keyschema_side(ks_fn, native_fn))->Apply(fixed_iterations); \
+  KS_REGISTER(#engine_name "/" #op "/native", native_fn)->Apply(fixed_iterations)
 
 KS_PAIR(leveldb, put, ks_put<ks::leveldb_backend>, leveldb_put);
 KS_PAIR(leveldb, batch100, ks_batch100<ks::leveldb_backend>, leveldb_batch100);
@@ -758,8 +780,8 @@ KS_PAIR(leveldb, scan_keys, ks_scan_keys<ks::leveldb_backend>, leveldb_scan<scan
 KS_PAIR(leveldb, scan_reverse, ks_scan_reverse<ks::leveldb_backend>, leveldb_scan<scan_kind::reverse>);
 KS_PAIR(leveldb, scan_keys_raw, (ks_scan_keys<ks::leveldb_backend, kRawQueue>),
         (leveldb_scan<scan_kind::keys, kRawQueue>));
-BENCHMARK(ks_erase_batch<ks::leveldb_backend>)->Name("leveldb/erase_batch/keyschema")->Iterations(kEraseIterations)->Apply(fixed_iterations);
-BENCHMARK(leveldb_erase_batch)->Name("leveldb/erase_batch/native")->Iterations(kEraseIterations)->Apply(fixed_iterations);
+KS_REGISTER("leveldb/erase_batch/keyschema", keyschema_side(ks_erase_batch<ks::leveldb_backend>, leveldb_erase_batch))->Iterations(kEraseIterations)->Apply(fixed_iterations);
+KS_REGISTER("leveldb/erase_batch/native", leveldb_erase_batch)->Iterations(kEraseIterations)->Apply(fixed_iterations);
 KS_PAIR(leveldb, drained_first, (ks_drained_first<ks::leveldb_backend, queue_key::kept>),
         leveldb_drained_first<queue_key::kept>);
 KS_PAIR(leveldb, drained_first_named, (ks_drained_first<ks::leveldb_backend, queue_key::per_lookup>),
@@ -773,8 +795,8 @@ KS_PAIR(lmdb, scan_owning, ks_scan_owning<ks::lmdb_backend>, lmdb_scan<scan_kind
 KS_PAIR(lmdb, scan_views, ks_scan_views<ks::lmdb_backend>, lmdb_scan<scan_kind::views>);
 KS_PAIR(lmdb, scan_keys, ks_scan_keys<ks::lmdb_backend>, lmdb_scan<scan_kind::keys>);
 KS_PAIR(lmdb, scan_reverse, ks_scan_reverse<ks::lmdb_backend>, lmdb_scan<scan_kind::reverse>);
-BENCHMARK(ks_erase_batch<ks::lmdb_backend>)->Name("lmdb/erase_batch/keyschema")->Iterations(kEraseIterations)->Apply(fixed_iterations);
-BENCHMARK(lmdb_erase_batch)->Name("lmdb/erase_batch/native")->Iterations(kEraseIterations)->Apply(fixed_iterations);
+KS_REGISTER("lmdb/erase_batch/keyschema", keyschema_side(ks_erase_batch<ks::lmdb_backend>, lmdb_erase_batch))->Iterations(kEraseIterations)->Apply(fixed_iterations);
+KS_REGISTER("lmdb/erase_batch/native", lmdb_erase_batch)->Iterations(kEraseIterations)->Apply(fixed_iterations);
 KS_PAIR(lmdb, drained_first, (ks_drained_first<ks::lmdb_backend, queue_key::kept>),
         lmdb_drained_first<queue_key::kept>);
 KS_PAIR(lmdb, drained_first_named, (ks_drained_first<ks::lmdb_backend, queue_key::per_lookup>),
@@ -804,6 +826,9 @@ class summary_reporter : public benchmark::ConsoleReporter {
     std::printf("\nsummary: CPU time per operation (scans: per scan of %zu entries; batches: per batch of %zu), "
                 "ratio = native / keyschema (1.00 = parity, target >= 0.95)\n",
                 kScanEntries, kBatch);
+    if (control_run())
+      std::printf("control run (KEYSCHEMA_BENCH_CONTROL=1): the keyschema column ran the native code; each ratio "
+                  "is two runs of the same code\n");
     std::printf("  %-26s %14s %14s %7s\n", "pair", "keyschema", "native", "ratio");
     for (const auto& [op, sides] : times_) {
       const auto k = sides.find("keyschema");
