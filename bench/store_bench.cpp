@@ -35,7 +35,8 @@
 // (databases go to $TMPDIR or /tmp). Interleaving the repetitions keeps either side of a pair from
 // running alone while the engine compacts or the machine is busy. KEYSCHEMA_BENCH_CONTROL=1 makes
 // a control run: both sides of every pair run the native code, and the ratios show the spread of
-// the timings themselves (see control_run below).
+// the timings themselves (see control_run below; 0 or unset is a normal run, any other value is
+// refused).
 //
 // Instruction counts, which the machine's load does not move: bench/callgrind_pairs.sh
 // build/bench/bench/store_bench [filter] runs each pair under callgrind at two fixed iteration
@@ -752,7 +753,10 @@ using keyschema_bench::fixed_iterations;  // KEYSCHEMA_BENCH_ITERATIONS (bench/f
 bool control_run() {
   static const bool on = [] {
     const char* v = std::getenv("KEYSCHEMA_BENCH_CONTROL");
-    return v != nullptr && std::string_view(v) == "1";
+    if (v == nullptr || std::string_view(v) == "0") return false;
+    if (std::string_view(v) == "1") return true;
+    std::fprintf(stderr, "store_bench: KEYSCHEMA_BENCH_CONTROL is '%s'; set it to 1 (control run) or 0 (normal run)\n", v);
+    std::exit(2);
   }();
   return on;
 }
@@ -770,37 +774,29 @@ bench_fn keyschema_side(bench_fn ks_fn, bench_fn native_fn) { return control_run
   KS_REGISTER(#engine_name "/" #op "/keyschema", keyschema_side(ks_fn, native_fn))->Apply(fixed_iterations); \
   KS_REGISTER(#engine_name "/" #op "/native", native_fn)->Apply(fixed_iterations)
 
-KS_PAIR(leveldb, put, ks_put<ks::leveldb_backend>, leveldb_put);
-KS_PAIR(leveldb, batch100, ks_batch100<ks::leveldb_backend>, leveldb_batch100);
-KS_PAIR(leveldb, get, ks_get<ks::leveldb_backend>, leveldb_get);
-KS_PAIR(leveldb, get_into, ks_get_into<ks::leveldb_backend>, leveldb_get_into);
-KS_PAIR(leveldb, scan_owning, ks_scan_owning<ks::leveldb_backend>, leveldb_scan<scan_kind::owning>);
-KS_PAIR(leveldb, scan_views, ks_scan_views<ks::leveldb_backend>, leveldb_scan<scan_kind::views>);
-KS_PAIR(leveldb, scan_keys, ks_scan_keys<ks::leveldb_backend>, leveldb_scan<scan_kind::keys>);
-KS_PAIR(leveldb, scan_reverse, ks_scan_reverse<ks::leveldb_backend>, leveldb_scan<scan_kind::reverse>);
+// The pairs of every engine e (leveldb, lmdb): its native functions are e##_put, e##_scan<...>, ...
+#define KS_ENGINE_PAIRS(e)                                                                                  \
+  KS_PAIR(e, put, ks_put<ks::e##_backend>, e##_put);                                                       \
+  KS_PAIR(e, batch100, ks_batch100<ks::e##_backend>, e##_batch100);                                        \
+  KS_PAIR(e, get, ks_get<ks::e##_backend>, e##_get);                                                       \
+  KS_PAIR(e, get_into, ks_get_into<ks::e##_backend>, e##_get_into);                                        \
+  KS_PAIR(e, scan_owning, ks_scan_owning<ks::e##_backend>, e##_scan<scan_kind::owning>);                   \
+  KS_PAIR(e, scan_views, ks_scan_views<ks::e##_backend>, e##_scan<scan_kind::views>);                      \
+  KS_PAIR(e, scan_keys, ks_scan_keys<ks::e##_backend>, e##_scan<scan_kind::keys>);                         \
+  KS_PAIR(e, scan_reverse, ks_scan_reverse<ks::e##_backend>, e##_scan<scan_kind::reverse>);                \
+  KS_REGISTER(#e "/erase_batch/keyschema", keyschema_side(ks_erase_batch<ks::e##_backend>, e##_erase_batch)) \
+      ->Iterations(kEraseIterations)                                                                       \
+      ->Apply(fixed_iterations);                                                                           \
+  KS_REGISTER(#e "/erase_batch/native", e##_erase_batch)->Iterations(kEraseIterations)->Apply(fixed_iterations); \
+  KS_PAIR(e, drained_first, (ks_drained_first<ks::e##_backend, queue_key::kept>),                          \
+          e##_drained_first<queue_key::kept>);                                                             \
+  KS_PAIR(e, drained_first_named, (ks_drained_first<ks::e##_backend, queue_key::per_lookup>),              \
+          e##_drained_first<queue_key::per_lookup>)
+
+KS_ENGINE_PAIRS(leveldb);
 KS_PAIR(leveldb, scan_keys_raw, (ks_scan_keys<ks::leveldb_backend, kRawQueue>),
         (leveldb_scan<scan_kind::keys, kRawQueue>));
-KS_REGISTER("leveldb/erase_batch/keyschema", keyschema_side(ks_erase_batch<ks::leveldb_backend>, leveldb_erase_batch))->Iterations(kEraseIterations)->Apply(fixed_iterations);
-KS_REGISTER("leveldb/erase_batch/native", leveldb_erase_batch)->Iterations(kEraseIterations)->Apply(fixed_iterations);
-KS_PAIR(leveldb, drained_first, (ks_drained_first<ks::leveldb_backend, queue_key::kept>),
-        leveldb_drained_first<queue_key::kept>);
-KS_PAIR(leveldb, drained_first_named, (ks_drained_first<ks::leveldb_backend, queue_key::per_lookup>),
-        leveldb_drained_first<queue_key::per_lookup>);
-
-KS_PAIR(lmdb, put, ks_put<ks::lmdb_backend>, lmdb_put);
-KS_PAIR(lmdb, batch100, ks_batch100<ks::lmdb_backend>, lmdb_batch100);
-KS_PAIR(lmdb, get, ks_get<ks::lmdb_backend>, lmdb_get);
-KS_PAIR(lmdb, get_into, ks_get_into<ks::lmdb_backend>, lmdb_get_into);
-KS_PAIR(lmdb, scan_owning, ks_scan_owning<ks::lmdb_backend>, lmdb_scan<scan_kind::owning>);
-KS_PAIR(lmdb, scan_views, ks_scan_views<ks::lmdb_backend>, lmdb_scan<scan_kind::views>);
-KS_PAIR(lmdb, scan_keys, ks_scan_keys<ks::lmdb_backend>, lmdb_scan<scan_kind::keys>);
-KS_PAIR(lmdb, scan_reverse, ks_scan_reverse<ks::lmdb_backend>, lmdb_scan<scan_kind::reverse>);
-KS_REGISTER("lmdb/erase_batch/keyschema", keyschema_side(ks_erase_batch<ks::lmdb_backend>, lmdb_erase_batch))->Iterations(kEraseIterations)->Apply(fixed_iterations);
-KS_REGISTER("lmdb/erase_batch/native", lmdb_erase_batch)->Iterations(kEraseIterations)->Apply(fixed_iterations);
-KS_PAIR(lmdb, drained_first, (ks_drained_first<ks::lmdb_backend, queue_key::kept>),
-        lmdb_drained_first<queue_key::kept>);
-KS_PAIR(lmdb, drained_first_named, (ks_drained_first<ks::lmdb_backend, queue_key::per_lookup>),
-        lmdb_drained_first<queue_key::per_lookup>);
+KS_ENGINE_PAIRS(lmdb);
 
 // Prints the normal console output and remembers each run's CPU time for the summary.
 class summary_reporter : public benchmark::ConsoleReporter {
