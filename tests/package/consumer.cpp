@@ -35,8 +35,32 @@
 #include <string>
 #include <tuple>
 
+namespace consumer {
+namespace ks = keyschema;
+// A schema with a declared count, instantiated on the memory backend: the consumer is built with
+// -Wshadow -Wconversion -Wsign-conversion -Werror (CMakeLists.txt), and keyschema's templates
+// instantiated here must not break that build.
+using message = ks::keyspace<"message", ks::bytes, ks::lit<"DESTINATION">, ks::field<"destination", std::string>,
+                             ks::lit<"MESSAGE">, ks::field<"id", std::uint64_t>>;
+using message_count =
+    ks::keyspace<"message_count", ks::count_of<message, 1>, ks::lit<"COUNT">, ks::field<"destination", std::string>>;
+using broker = ks::schema<message, message_count>;
+}  // namespace consumer
+
 int main() {
   int failures = 0;
+
+  {
+    keyschema::store<consumer::broker, keyschema::memory_backend> db;
+    db.put<consumer::message>({"orders", 9}, keyschema::bytes("a"));
+    db.put<consumer::message>({"orders", 10}, keyschema::bytes("b"));
+    std::uint64_t last = 0;
+    for (const auto& m : db.scan<consumer::message>("orders")) last = m.get<"id">();
+    if (last != 10 || db.get<consumer::message_count>({"orders"}).value_or(0) != 2) {
+      std::puts("FAIL: keyschema::store scan order / declared count");
+      ++failures;
+    }
+  }
 
   const keyschema::decode_error e("consumer: probe");
   if (std::string(e.what()) != "consumer: probe") {

@@ -12,7 +12,9 @@
 // (etcd_limits.hpp).
 //
 // KEYSCHEMA_BENCH_WITH_<DB> (1 or 0, set by tools/CMakeLists.txt from the targets that exist)
-// select the backends compiled in; KEYSCHEMA_BENCH_ETCD_SCRIPT is the cluster script's path.
+// select the backends compiled in; KEYSCHEMA_BENCH_ETCD_SCRIPT is the cluster script's path
+// relative to the directory of the program's executable (installed: bin/../share/keyschema/; in a
+// build tree, tools/CMakeLists.txt puts a copy at the same relative place).
 #include <keyschema/comparison.hpp>
 #include <keyschema/keyschema.hpp>
 
@@ -32,7 +34,7 @@
 #define KEYSCHEMA_BENCH_WITH_ETCD 0
 #endif
 #ifndef KEYSCHEMA_BENCH_ETCD_SCRIPT
-#define KEYSCHEMA_BENCH_ETCD_SCRIPT "scripts/etcd-cluster.sh"
+#define KEYSCHEMA_BENCH_ETCD_SCRIPT "../share/keyschema/etcd-cluster.sh"
 #endif
 
 // KEYSCHEMA_BENCH_IF_<DB>(x): ", x" when that backend is built in.
@@ -1153,8 +1155,8 @@ void usage() {
       "temporary directory. --quick: sizes / 20, no warm-up, 1 repetition (seconds); --full: sizes x 10.\n"
       "etcd (a replicated server, minutes per run) joins when --backends names it, e.g.\n"
       "  --backends leveldb,lmdb,rocksdb,sqlite,etcd --sync on\n"
-      "The program then starts a local 3-member cluster with scripts/etcd-cluster.sh (--etcd-script;\n"
-      "default: the source tree's) on ports N..N+5 (--etcd-port, default 24800), its data under the\n"
+      "The program then starts a local 3-member cluster with etcd-cluster.sh (--etcd-script;\n"
+      "default: the one installed beside the program, share/keyschema/) on ports N..N+5 (--etcd-port, default 24800), its data under the\n"
       "data directory (real disk: --dir), and stops it and removes its data at the end, on error and\n"
       "on Ctrl-C; --etcd-endpoints uses a running cluster instead (its keys under keyschema-bench/;\n"
       "default limits assumed: 128 operations, 1.5 MiB per Txn). etcd runs at sync on only (every\n"
@@ -1166,12 +1168,22 @@ void usage() {
 
 }  // namespace
 
+// The cluster script installed (or copied into the build tree) beside the program:
+// KEYSCHEMA_BENCH_ETCD_SCRIPT relative to the executable's directory (/proc/self/exe), or that
+// relative path itself when the executable's path cannot be read.
+static std::string default_etcd_script() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.empty()) return KEYSCHEMA_BENCH_ETCD_SCRIPT;
+  return (exe.parent_path() / KEYSCHEMA_BENCH_ETCD_SCRIPT).lexically_normal().string();
+}
+
 int main(int argc, char** argv) {
   try {
     cmp::options opt = cmp::options::parse(argc, argv);
     sizes sz;
     bool quick = false;
-    std::string etcd_endpoints, etcd_script = KEYSCHEMA_BENCH_ETCD_SCRIPT;
+    std::string etcd_endpoints, etcd_script = default_etcd_script();
     int etcd_port = 24800;
     bool etcd_limits = false;
     for (std::size_t i = 0; i < opt.rest.size(); ++i) {

@@ -45,7 +45,8 @@ inline std::string format_migration_progress(const migration_progress& m) {
   out += '\n' + m.from_fingerprint + '\n' + m.to_fingerprint + '\n' + std::to_string(m.keyspace_index) + '\n' +
          m.keyspace + '\n';
   if (m.last_key) {
-    for (unsigned char c : *m.last_key) {
+    for (const char ch : *m.last_key) {
+      const auto c = static_cast<unsigned char>(ch);
       out.push_back(hex[c >> 4]);
       out.push_back(hex[c & 0xf]);
     }

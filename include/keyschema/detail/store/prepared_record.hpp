@@ -139,7 +139,7 @@ inline void decode_prepared(std::string_view xid, std::string_view record, write
   const auto get = [&](int n) -> std::uint64_t {
     if (record.size() - pos < static_cast<std::size_t>(n)) fail("truncated record");
     std::uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= std::uint64_t{static_cast<unsigned char>(record[pos + i])} << (8 * i);
+    for (int i = 0; i < n; ++i) v |= std::uint64_t{static_cast<unsigned char>(record[pos + static_cast<std::size_t>(i)])} << (8 * i);
     pos += static_cast<std::size_t>(n);
     return v;
   };

@@ -150,7 +150,7 @@ class connection {
         "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k DESC",
         "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k DESC",
     };
-    const std::size_t shape = (reverse ? 2 : 0) + (upper ? 1 : 0);
+    const std::size_t shape = (reverse ? 2u : 0u) + (upper ? 1u : 0u);
     if (cursor_stmts_[shape]) return std::move(cursor_stmts_[shape]);
     return prepare(sql[shape], where);
   }
@@ -160,8 +160,8 @@ class connection {
   void give_back_cursor_stmt(bool reverse, bool upper, stmt_ptr st) noexcept {
     ::sqlite3_reset(st.get());
     ::sqlite3_clear_bindings(st.get());
-    stmt_ptr& slot = cursor_stmts_[(reverse ? 2 : 0) + (upper ? 1 : 0)];
-    if (!slot) slot = std::move(st);
+    stmt_ptr& kept = cursor_stmts_[(reverse ? 2u : 0u) + (upper ? 1u : 0u)];
+    if (!kept) kept = std::move(st);
   }
 
   // Ends a transaction without throwing (after a failure); a no-op outside one.
