@@ -52,7 +52,7 @@ bool agrees(const Store& db, const model& m, const std::string& step) {
   std::map<std::string, std::vector<std::uint64_t>> ids;
   for (const auto& [id, msg] : m) ids[msg.destination].push_back(id);
   for (auto&& g : db.template scan<message_metadata>().template group_by<"destination">()) {
-    const std::string& d = std::get<0>(g.key());
+    const std::string& d = g.template get<"destination">();
     std::vector<std::uint64_t> listed;
     for (const auto& e : g) listed.push_back(e.template get<"message_id">());
     expect(listed == ids[d], step + ": destination '" + d + "' lists the model's messages in id order");

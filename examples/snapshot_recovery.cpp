@@ -76,7 +76,7 @@ recovery grouped(const Store& db) {
   const auto start = std::chrono::steady_clock::now();
   ++r.cursors;
   for (auto&& g : db.template scan<snapshot>().template group_by<"topic">()) {
-    const std::string& name = std::get<0>(g.key());
+    const std::string& name = g.template get<"topic">();
     std::uint64_t h = 0;
     for (const auto& e : g) {
       ++r.keys_read;

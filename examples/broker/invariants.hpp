@@ -52,7 +52,7 @@ std::vector<std::string> check_invariants(const Store& db, const Extra& extra = 
       (void)e;
       ++n;
     }
-    records[std::get<0>(g.key())] = n;
+    records[g.template get<"destination">()] = n;
   }
   for (const auto& e : snap.template scan<message_count>()) {
     const std::string& d = e.template get<"destination">();
@@ -109,7 +109,7 @@ std::vector<std::string> check_invariants(const Store& db, const Extra& extra = 
 
   // content: chunks without their message.
   for (auto&& g : snap.template scan<message_content>().keys_only().template group_by<"message_id">()) {
-    const std::uint64_t id = std::get<0>(g.key());
+    const std::uint64_t id = g.template get<"message_id">();
     if (!snap.template contains<message_destination>({id})) {
       bad.push_back("content: orphan chunks of message " + id_text(id) + " (no such message)");
     }

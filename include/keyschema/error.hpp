@@ -34,6 +34,9 @@ class decode_error : public error {
 // The database was written with another schema layout (a keyspace differs, is not declared, or
 // was added over existing keys; a ks::migrate is unfinished), or a schema cannot be used as
 // asked. Remedy: open the database with the schema that wrote it, or ks::migrate it.
+// Also raised by a write (or ks::migrate's rebuild) when an index's Derive derives an entry that
+// does not carry its record's key fields (indexes.hpp): what() names the index, the record and
+// the field; nothing of that write was written. Remedy: fix Derive to copy them.
 class schema_error : public error {
  public:
   using error::error;

@@ -19,8 +19,16 @@
 // (keyschema::index_of: ...). Writing an index keyspace directly does not compile either, and a
 // raw write_batch given to store::write that puts or erases an index key is refused (key_error
 // naming the keyspace; nothing is written).
-// The index key should hold the record's key fields (by the same names), so that entries of two
-// records never collide and record_key<Index>() / get_record<Index>() can find the record.
+// An index entry belongs to one record: the index key must hold every field of the record's key,
+// by the same name and type, else the schema does not compile (keyschema::index_of: the index key
+// lacks field(s) of the indexed record's key; the diagnostic names the missing fields), as two
+// records could derive one entry and erasing one would leave the other indexed nowhere. Derive
+// must copy those fields' values from the record's key: an entry that does not carry them is
+// refused when derived (schema_error "keyschema::index_of: index '<index>': Derive derived the
+// entry ... from the record ... of keyspace '<record>', but the entry's field '<field>' differs
+// ..."; nothing of that write is written), in every write and in ks::migrate's rebuild. So
+// record_key<Index>() / get_record<Index>() and sweep lead from an entry to its own record.
+// (A declared count, count_of, is the derivation meant to merge records: one entry per group.)
 //
 // Version (a std::size_t, default 1) names the derivation in the schema layout: the layout names
 // the indexed keyspace but cannot see what Derive computes, so a changed Derive would silently

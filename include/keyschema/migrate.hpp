@@ -21,7 +21,9 @@
 //   ks::drop<OldKS>          erases every entry of OldKS.
 // An old keyspace without a step must have a keyspace of the same name and identical layout in
 // New (keyspace_fingerprint): its entries are carried over untouched. Anything else does not
-// compile (static_assert naming the rule; the "required from" note names the keyspace).
+// compile (static_assert naming the rule; the "required from" note names the keyspace), nor does
+// a New whose declared counts or indexes fail the store's checks (an index key lacking a field of
+// its record's key: keyschema::index_of: ...), since step 2b rebuilds them.
 //
 // How it runs (and why a half-done migration is never ambiguous):
 //   1. Checks: the database's record is Old's (compared keyspace by keyspace, as a store does;
@@ -99,7 +101,8 @@ inline constexpr detail::drop_step<OldKS> drop{};
 //     the keyspaces not in Old), or it has none and holds keys; a keyspace new in New already
 //     holds keys that are no old entries (names it and the count); an unfinished migration
 //     between other schemas (names their fingerprints); a step wrote a key that would be read
-//     again as an old entry (see above);
+//     again as an old entry (see above); an index of New whose Derive derives an entry that does
+//     not carry its record's key fields (names the index, the record and the field);
 //   limit_error: the output of one old entry, or what one record derives, does not fit one
 //     atomic write of the backend;
 //   overflow_error: a count of New passes std::int64_t while derived;
@@ -112,6 +115,9 @@ migrate_result migrate(Backend& backend, const migrate_options& options, Steps&&
   static_assert(valid_schema<Old> && valid_schema<New>,
                 "keyschema::migrate: Old and New must be valid schemas; check each with keyschema::valid_schema");
   static_assert(detail::check_migration_steps<Old, New, std::remove_cvref_t<Steps>...>());
+  static_assert(detail::derived_checks<New>::value,
+                "keyschema::migrate: a declared count or index of New does not match what it derives from (it "
+                "would be rebuilt wrong); the error above names the keyspaces");
   detail::migration_run<Old, New, Backend, std::remove_reference_t<Steps>...> run(backend, options, steps...);
   return run.run();
 }

@@ -435,13 +435,14 @@ namespace derived_chunks {
 using record = ks::keyspace<"record", std::int64_t, ks::lit<"R">, ks::field<"queue", std::string>,
                             ks::field<"id", std::uint64_t>>;
 struct by_value {
-  std::optional<std::tuple<std::int64_t, std::uint64_t>> operator()(const record::key_type& k,
-                                                                   const record::value_type& v) const {
-    return std::tuple(v, std::get<1>(k));
+  std::optional<std::tuple<std::int64_t, std::string, std::uint64_t>> operator()(const record::key_type& k,
+                                                                                 const record::value_type& v) const {
+    return std::tuple(v, std::get<0>(k), std::get<1>(k));
   }
 };
 using record_index = ks::keyspace<"record_index", ks::index_of<record, by_value>, ks::lit<"I">,
-                                  ks::field<"value", std::int64_t>, ks::field<"id", std::uint64_t>>;
+                                  ks::field<"value", std::int64_t>, ks::field<"queue", std::string>,
+                                  ks::field<"id", std::uint64_t>>;
 using record_count = ks::keyspace<"record_count", ks::count_of<record, 1>, ks::lit<"C">, ks::field<"queue", std::string>>;
 using derived_schema = ks::schema<record, record_index, record_count>;
 }  // namespace derived_chunks

@@ -316,15 +316,16 @@ struct derived_writes<schema<K...>> {
 
   // Adds to st what the record (rk, v) of R contributes to D, a count or index of R: 1 to its
   // count, or its index entry. Rebuilds D from R's records (ks::migrate), over an st in which D
-  // starts empty. Errors: overflow_error (a count past std::int64_t), decode_error, what reading
-  // the base throws.
+  // starts empty. Errors: overflow_error (a count past std::int64_t), decode_error, schema_error
+  // (an index entry that does not carry the record's key fields: check_entry), what reading the
+  // base throws.
   template <class D, class R>
   static void derive_record(write_overlay& st, const typename R::key_type& rk, const typename R::value_type& v) {
     if constexpr (counts<D, R>()) {
       bump<D>(st, rk, 1);
     } else {
       static_assert(indexes<D, R>(), "derive_record: D is no count or index of R");
-      reindex<D, R>(st, rk, std::nullopt, std::optional<typename R::value_type>(v));
+      apply_change<D, R>(st, derive_change<D, R>(rk, std::nullopt, std::optional<typename R::value_type>(v)));
     }
   }
 
@@ -403,40 +404,100 @@ struct derived_writes<schema<K...>> {
       std::string old;
       const bool existed = st.get(key, old);
       const bool exists = new_value != nullptr;
-      if (existed != exists) ((counts<K, R>() ? bump<K>(st, k, exists ? 1 : -1) : void()), ...);
       if constexpr ((indexes<K, R>() || ...)) {
+        // Values decoded and every index entry derived and checked before st changes: an error
+        // (decode_error, schema_error, what Derive throws) leaves st as it was.
         std::optional<typename R::value_type> ov, nv;
         if (existed) ov.emplace(decode_value<R>(key, old));
         if (exists) nv.emplace(decode_value<R>(key, *new_value));
-        (reindex<K, R>(st, k, ov, nv), ...);
+        const std::tuple<index_change_t<K, R>...> changes{derive_change<K, R>(k, ov, nv)...};
+        if (existed != exists) ((counts<K, R>() ? bump<K>(st, k, exists ? 1 : -1) : void()), ...);
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+          (apply_change<K, R>(st, std::get<J>(changes)), ...);
+        }(std::index_sequence_for<K...>{});
+      } else {
+        if (existed != exists) ((counts<K, R>() ? bump<K>(st, k, exists ? 1 : -1) : void()), ...);
       }
       return true;
     }
   }
 
-  // Replaces the entry of index I for record key rk: the one derived from ov (the old value, if
-  // any) by the one derived from nv (the new value, if any).
+  // What a write of a record of R changes in index I: the entry derived from the old value and
+  // the one derived from the new value (std::nullopt: none); nothing when I is no index of R.
   template <class I, class R>
-  static void reindex(write_overlay& st, const typename R::key_type& rk, const std::optional<typename R::value_type>& ov,
-                      const std::optional<typename R::value_type>& nv) {
+  using index_change_t = std::conditional_t<indexes<I, R>(),
+                                            std::pair<std::optional<typename I::key_type>, std::optional<typename I::key_type>>,
+                                            std::tuple<>>;
+
+  // The change of index I for record key rk, from ov (the old value, if any) to nv (the new
+  // value, if any), each derived entry checked (check_entry). Errors: schema_error, what Derive
+  // throws.
+  template <class I, class R>
+  static index_change_t<I, R> derive_change(const typename R::key_type& rk,
+                                            const std::optional<typename R::value_type>& ov,
+                                            const std::optional<typename R::value_type>& nv) {
     if constexpr (indexes<I, R>()) {
-      using IK = typename I::key_type;
       const typename I::value_marker::derive derive{};
-      std::optional<IK> oi, ni;
-      if (ov) oi = derive(rk, *ov);
-      if (nv) ni = derive(rk, *nv);
-      if (oi == ni) return;
+      index_change_t<I, R> c;
+      if (ov) c.first = derive(rk, *ov);
+      if (nv) c.second = derive(rk, *nv);
+      if (c.first) check_entry<I, R>(rk, *c.first);
+      if (c.second) check_entry<I, R>(rk, *c.second);
+      return c;
+    } else {
+      (void)rk;
+      (void)ov;
+      (void)nv;
+      return {};
+    }
+  }
+
+  // Replaces the old entry of the change c by its new one.
+  template <class I, class R>
+  static void apply_change(write_overlay& st, const index_change_t<I, R>& c) {
+    if constexpr (indexes<I, R>()) {
+      if (c.first == c.second) return;
       std::string ik;
-      if (oi) {
-        key_codec<I>::encode(ik, *oi);
+      if (c.first) {
+        key_codec<I>::encode(ik, *c.first);
         st.erase(ik);
       }
-      if (ni) {
+      if (c.second) {
         ik.clear();
-        key_codec<I>::encode(ik, *ni);
+        key_codec<I>::encode(ik, *c.second);
         st.put(ik, std::string_view());  // an index entry's value, std::tuple<>, encodes to nothing
       }
+    } else {
+      (void)st;
+      (void)c;
     }
+  }
+
+  // Throws schema_error when the entry ik that I's Derive derived from record key rk does not
+  // carry rk's key fields unchanged (the schema checks that it has them, by name and type; only
+  // the values can be wrong): two records could then share one entry, and record_key,
+  // get_record and sweep would lead from it to another record.
+  template <class I, class R>
+  static void check_entry(const typename R::key_type& rk, const typename I::key_type& ik) {
+    std::string_view bad;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((bad.empty() &&
+                !(std::get<field_position<I, typename R::template field_at<J>::type>(R::template field_at<J>::name)>(
+                      ik) == std::get<J>(rk))
+            ? (void)(bad = R::template field_at<J>::name)
+            : void()),
+       ...);
+    }(std::make_index_sequence<R::field_count>{});
+    if (bad.empty()) return;
+    std::string record, entry;
+    key_codec<R>::encode(record, rk);
+    key_codec<I>::encode(entry, ik);
+    throw schema_error("keyschema::index_of: index '" + std::string(I::name) + "': Derive derived the entry " +
+                       describe_key(entry) + " from the record " + describe_key(record) + " of keyspace '" +
+                       std::string(R::name) + "', but the entry's field '" + std::string(bad) +
+                       "' differs from the record's; an index entry must carry its record's key fields unchanged "
+                       "(otherwise two records share one entry, and record_key, get_record and sweep reach "
+                       "another record): fix Derive to copy them. Nothing of this write was written");
   }
 
   // Adds d to the count C of the group of record key rk. A count reaching 0 is erased.
@@ -525,6 +586,17 @@ struct index_of_cannot_derive {
   static constexpr bool value = false;
 };
 
+template <fixed_string Index, fixed_string Record, class Missing>
+struct index_of_lacks_record_fields {
+  static_assert(always_false<Index.size()>,
+                "keyschema::index_of: the index key lacks field(s) of the indexed record's key (see Index, Record "
+                "and Missing, one keyschema::field<name, type> per missing field, in this instantiation), so two "
+                "records could derive one index entry and erasing one would leave the other indexed nowhere; add "
+                "each missing field to the index keyspace, with the same name and type, and have Derive copy it "
+                "from the record's key");
+  static constexpr bool value = false;
+};
+
 template <fixed_string Index>
 struct index_of_foreign_keyspace {
   static_assert(always_false<Index.size()>,
@@ -537,6 +609,23 @@ struct index_of_foreign_keyspace {
 
 namespace detail {
 
+// The fields of R's key that Index's key lacks (no field of the same name and type): a std::tuple
+// of their keyschema::field<name, type>.
+template <class Index, class R, class Seq = std::make_index_sequence<R::field_count>>
+struct missing_record_fields;
+template <class Index, class R, std::size_t... J>
+struct missing_record_fields<Index, R, std::index_sequence<J...>> {
+  using type = decltype(std::tuple_cat(
+      std::declval<std::conditional_t<field_position<Index, typename R::template field_at<J>::type>(
+                                          R::template field_at<J>::name) == Index::field_count,
+                                      std::tuple<typename R::template field_at<J>>, std::tuple<>>>()...));
+};
+template <class Index, class R>
+using missing_record_fields_t = typename missing_record_fields<Index, R>::type;
+
+// The checks of an index I of Schema (see check_count_keyspace for counts). Only an index needs
+// its key to hold the record's key: its entries are one per record, while a count's entries are
+// one per group and meant to merge the records of a group.
 template <class Schema, class I>
 constexpr bool check_index_keyspace() {
   if constexpr (!is_index_keyspace<I>) {
@@ -546,6 +635,10 @@ constexpr bool check_index_keyspace() {
     using D = typename I::value_marker::derive;
     if constexpr (!is_keyspace<R>::value || !Schema::template contains<R>) {
       return diagnostic::index_of_foreign_keyspace<I::name_string>::value;
+    } else if constexpr (!index_holds_record_key<I, R>()) {
+      // An index entry is unique per record only when the record's key can be read back from it.
+      return diagnostic::index_of_lacks_record_fields<I::name_string, R::name_string,
+                                                       missing_record_fields_t<I, R>>::value;
     } else if constexpr (!std::is_default_constructible_v<D> ||
                          !std::is_invocable_v<const D&, const typename R::key_type&, const typename R::value_type&>) {
       return diagnostic::index_of_cannot_derive<I::name_string, R::name_string>::value;
@@ -595,7 +688,7 @@ constexpr bool check_count_keyspace() {
   }
 }
 
-// The checks of the schema's derived keyspaces (declared counts); each failure instantiates a
+// The checks of the schema's derived keyspaces (declared counts and indexes); each failure instantiates a
 // diagnostic naming the keyspaces. Called by keyschema::store.
 template <class Schema>
 struct derived_checks;
