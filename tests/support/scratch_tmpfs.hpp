@@ -23,7 +23,7 @@ namespace keyschema::testing {
 class scratch_tmpfs {
  public:
   // size: tmpfs's size option ("1m", "16m").
-  explicit scratch_tmpfs(const std::string& size) : dir_("tmpfs"), opts_("size=" + size + ",mode=0755") {
+  explicit scratch_tmpfs(const std::string& size) : dir_("tmpfs"), opts_(options_of(size)) {
     mounted_ = ::mount("tmpfs", dir_.path().c_str(), "tmpfs", 0, opts_.c_str()) == 0;
     if (!mounted_) why_ = std::strerror(errno);
   }
@@ -45,7 +45,18 @@ class scratch_tmpfs {
     return ::mount("tmpfs", dir_.path().c_str(), "tmpfs", flags, opts_.c_str()) == 0;
   }
 
+  // Remounts with a new size (tmpfs's size option), keeping the files: a larger size frees space
+  // on a full file system. Returns false (errno set) when it cannot. REQUIRES: mounted().
+  bool resize(const std::string& size) {
+    const std::string opts = options_of(size);
+    if (::mount("tmpfs", dir_.path().c_str(), "tmpfs", MS_REMOUNT, opts.c_str()) != 0) return false;
+    opts_ = opts;
+    return true;
+  }
+
  private:
+  static std::string options_of(const std::string& size) { return "size=" + size + ",mode=0755"; }
+
   temp_dir dir_;
   std::string opts_;
   bool mounted_ = false;

@@ -5,6 +5,7 @@
 // table block (verify_checksums), a damaged MANIFEST, a missing or wrong CURRENT, a missing
 // table file. Also what is not damage: a log that ends in the middle of a record (a crash while
 // appending) opens. And the documented opt-out: paranoid_checks = false drops damaged log blocks.
+// And what LevelDB cannot detect: a synced log shortened by a storage fault rolls back silently.
 #include <catch2/catch.hpp>
 
 #include <keyschema/error.hpp>
@@ -199,6 +200,69 @@ TEST_CASE("leveldb_backend: a log that ends inside a record (a crash while appen
   const std::vector<int> found = present(db);
   CHECK(found.size() == record_count - 1);  // exactly the cut record is missing
   CHECK(found.back() == record_count - 2);
+}
+
+// Documents what LevelDB cannot detect (docs/backends/leveldb.md, "What the engine cannot detect"):
+// a log that a storage fault shortened after its records were synced and acknowledged looks like
+// a log that a crash cut while appending, so the database opens without an error and rolls back.
+// Should this ever fail, the engine (or the backend) has learnt to detect it: update the docs.
+TEST_CASE("leveldb_backend: a synced log shortened by a storage fault opens without an error and rolls back",
+          "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  constexpr int commits = 10;
+  std::vector<std::uintmax_t> log_size;  // the log's size after each acknowledged, synced commit
+  {
+    leveldb_backend db(path);
+    for (int i = 0; i < commits; ++i) {
+      write_batch wb;
+      wb.put(record_key(i), record_value(i));
+      db.write(wb, write_options{.sync = true});
+      const auto logs = files_with(path, "", ".log");
+      REQUIRE(logs.size() == 1);
+      log_size.push_back(fs::file_size(logs.front()));
+    }
+  }
+  const fs::path log = files_with(path, "", ".log").front();
+  REQUIRE(fs::file_size(log) == log_size.back());
+
+  SECTION("cut at a record boundary: the last three acknowledged commits are gone") {
+    fs::resize_file(log, log_size[commits - 4]);
+    leveldb_backend db(path);
+    CHECK(present(db) == std::vector<int>{0, 1, 2, 3, 4, 5, 6});
+  }
+  SECTION("cut inside the last record: the last acknowledged commit is gone") {
+    fs::resize_file(log, log_size.back() - 10);
+    leveldb_backend db(path);
+    CHECK(present(db) == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+  }
+}
+
+// Documents the same for the MANIFEST: its last record (the version edit of a compaction) cut
+// short is taken for an interrupted append and dropped, so the database opens in the state before
+// that compaction, whose log LevelDB had already deleted: the compacted commits are gone, without
+// an error (the table now listed nowhere is deleted as obsolete).
+TEST_CASE("leveldb_backend: a MANIFEST shortened by a storage fault opens without an error and rolls back",
+          "[leveldb][corruption]") {
+  keyschema::testing::temp_dir dir("leveldb-corrupt");
+  const auto path = dir.path() / "db";
+  constexpr int commits = 20;
+  {
+    leveldb_backend db(path);
+    for (int i = 0; i < commits; ++i) {
+      write_batch wb;
+      wb.put(record_key(i), record_value(i));
+      db.write(wb, write_options{.sync = true});
+      if (i == commits / 2 - 1) db.compact_range({});  // the first half into a table, its log deleted
+    }
+    CHECK(present(db).size() == commits);
+  }
+  const auto manifests = files_with(path, "MANIFEST-", "");
+  REQUIRE(manifests.size() == 1);
+  fs::resize_file(manifests.front(), fs::file_size(manifests.front()) - 1);
+  leveldb_backend db(path);
+  const std::vector<int> found = present(db);
+  CHECK(found == std::vector<int>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19});  // 0 to 9 lost, no error
 }
 
 TEST_CASE("leveldb_backend: a damaged table block is an error on read by default", "[leveldb][corruption]") {

@@ -5,7 +5,8 @@
 // RocksDB. The byte-level contract (point operations, batches, byte order, bounded cursors,
 // snapshots, a randomized comparison with memory_backend) is checked by
 // tests/conformance/backend_contract.hpp in conformance_rocksdb; damaged files by
-// rocksdb_corruption_test.cpp.
+// rocksdb_corruption_test.cpp. Also the info log: rocksdb_info_log writes LOG (and keeps LOG.old),
+// drops what it cannot write, and a logger of the user's replaces it.
 #include <catch2/catch.hpp>
 
 #include <keyschema/backend.hpp>
@@ -21,6 +22,7 @@
 #include <keyschema/write_batch.hpp>
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 
 #include <support/temp_dir.hpp>
@@ -30,10 +32,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -390,6 +396,93 @@ TEST_CASE("rocksdb_backend: moving keeps snapshots and cursors working; native a
   b->compact_range({});
   CHECK(b->approximate_size({}) > 0);
   CHECK(b->path() == dir / "db");
+}
+
+namespace {
+
+std::string file_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// A logger of the user's: counts the lines RocksDB gives it.
+class counting_logger final : public ::rocksdb::Logger {
+ public:
+  using ::rocksdb::Logger::Logv;
+  void Logv(const char* /*format*/, va_list /*ap*/) override { lines.fetch_add(1); }
+  std::atomic<int> lines{0};
+};
+
+}  // namespace
+
+TEST_CASE("rocksdb_backend: RocksDB's LOG is written by rocksdb_info_log; the previous run's is kept as LOG.old",
+          "[rocksdb][info_log]") {
+  keyschema::testing::temp_dir dir("rocksdb");
+  const fs::path path = dir.path() / "db";
+  {
+    rocksdb_backend db(path);
+    write_batch wb;
+    wb.put("k", "v");
+    db.write(wb, {});
+  }
+  const std::string first = file_text(path / "LOG");
+  CHECK(contains(first, "RocksDB version"));  // RocksDB's own first lines, through our logger
+  CHECK_FALSE(fs::exists(path / "LOG.old"));
+  { rocksdb_backend db(path); }
+  CHECK(file_text(path / "LOG.old") == first);
+  CHECK(contains(file_text(path / "LOG"), "RocksDB version"));
+}
+
+TEST_CASE("rocksdb_backend: rocksdb_options::info_log takes a logger of the user's", "[rocksdb][info_log]") {
+  keyschema::testing::temp_dir dir("rocksdb");
+  const fs::path path = dir.path() / "db";
+  const auto logger = std::make_shared<counting_logger>();
+  {
+    rocksdb_options o;
+    o.info_log = logger;
+    rocksdb_backend db(path, o);
+  }
+  CHECK(logger->lines.load() > 0);
+  CHECK_FALSE(fs::exists(path / "LOG"));  // no file logger beside it
+}
+
+TEST_CASE("rocksdb_info_log: lines are RocksDB's format; a line it cannot write is dropped and counted, not fatal",
+          "[rocksdb][info_log]") {
+  keyschema::testing::temp_dir dir("rocksdb");
+  SECTION("a file that cannot be opened: every line is dropped") {
+    ks::rocksdb_info_log log((dir.path() / "missing" / "LOG").string());
+    CHECK(log.last_error() == ENOENT);
+    ::rocksdb::Log(&log, "line %d", 1);
+    ::rocksdb::Log(&log, "line %d", 2);
+    CHECK(log.dropped_lines() == 2);
+    CHECK(log.GetLogFileSize() == 0);
+  }
+  SECTION("lines short and long (past the stack buffer), each ending in one newline") {
+    const fs::path file = dir.path() / "LOG";
+    {
+      ks::rocksdb_info_log log(file.string());
+      ::rocksdb::Log(&log, "short %s", "line");
+      ::rocksdb::Log(&log, "%s", std::string(2000, 'x').c_str());
+      ::rocksdb::Log(&log, "ends in a newline\n");
+      ::rocksdb::Log(::rocksdb::InfoLogLevel::DEBUG_LEVEL, &log, "below the level");
+      CHECK(log.dropped_lines() == 0);
+      CHECK(log.last_error() == 0);
+      CHECK(log.GetLogFileSize() == fs::file_size(file));
+      CHECK(log.Close().ok());
+      ::rocksdb::Log(&log, "after close");
+      CHECK(log.dropped_lines() == 1);
+    }
+    const std::string text = file_text(file);
+    std::vector<std::string> lines;
+    for (std::size_t b = 0, e; (e = text.find('\n', b)) != std::string::npos; b = e + 1) lines.push_back(text.substr(b, e - b));
+    REQUIRE(lines.size() == 3);
+    CHECK(text.back() == '\n');
+    CHECK(lines[0].size() > 27);
+    CHECK(lines[0][4] == '/');  // "YYYY/MM/DD-HH:MM:SS.uuuuuu <thread> short line"
+    CHECK(lines[0].substr(lines[0].size() - 11) == " short line");
+    CHECK(lines[1].substr(lines[1].size() - 2001) == " " + std::string(2000, 'x'));
+    CHECK(lines[2].substr(lines[2].size() - 18) == " ends in a newline");
+  }
 }
 
 }  // namespace rocksdb_backend_test

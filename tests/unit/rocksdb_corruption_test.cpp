@@ -5,7 +5,8 @@
 // damaged table block (verify_checksums), a damaged MANIFEST, a missing CURRENT, a missing table
 // file. Also what is not damage: a log that ends in the middle of a record (a crash while
 // appending) opens. And the documented opt-out: wal_recovery = point_in_time drops the damaged
-// record and every record after it.
+// record and every record after it. And what RocksDB cannot detect: a synced live log shortened
+// by a storage fault rolls back silently.
 #include <catch2/catch.hpp>
 
 #include <keyschema/error.hpp>
@@ -162,6 +163,42 @@ TEST_CASE("rocksdb_backend: a log that ends inside a record (a crash while appen
   fs::resize_file(log, fs::file_size(log) - 10);
   rocksdb_backend db(path);
   CHECK(present(db) == first_n(record_count - 1));  // only the torn, never acknowledged, last one
+}
+
+// Documents what RocksDB cannot detect (docs/backends/rocksdb.md, "What the engine cannot detect"):
+// the live write-ahead log shortened by a storage fault after its records were synced and
+// acknowledged looks like a log that a crash cut while appending (the MANIFEST tracks the synced
+// size of closed logs only), so the database opens without an error and rolls back. Should this
+// ever fail, the engine (or the backend) has learnt to detect it: update the docs.
+TEST_CASE("rocksdb_backend: a synced live log shortened by a storage fault opens without an error and rolls back",
+          "[rocksdb][corruption]") {
+  keyschema::testing::temp_dir dir("rocksdb");
+  const fs::path path = dir.path() / "db";
+  constexpr int commits = 10;
+  std::vector<std::uintmax_t> log_size;  // the live log's size after each acknowledged, synced commit
+  fs::path log;
+  {
+    rocksdb_backend db(path);
+    for (int i = 0; i < commits; ++i) {
+      write_batch wb;
+      wb.put(record_key(i), record_value(i));
+      db.write(wb, write_options{.sync = true});
+      log = live_log(path);
+      log_size.push_back(fs::file_size(log));
+    }
+  }
+  REQUIRE(fs::file_size(log) == log_size.back());
+
+  SECTION("cut at a record boundary: the last three acknowledged commits are gone") {
+    fs::resize_file(log, log_size[commits - 4]);
+    rocksdb_backend db(path);
+    CHECK(present(db) == first_n(commits - 3));
+  }
+  SECTION("cut inside the last record: the last acknowledged commit is gone") {
+    fs::resize_file(log, log_size.back() - 10);
+    rocksdb_backend db(path);
+    CHECK(present(db) == first_n(commits - 1));
+  }
 }
 
 TEST_CASE("rocksdb_backend: a damaged table block is an error on read", "[rocksdb][corruption]") {

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/disk_full.hpp>
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
@@ -48,6 +49,8 @@
 #include <leveldb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -94,8 +97,10 @@ class leveldb_backend {
   //       restore the file from a backup, or leveldb::RepairDB on the directory (keeps what is
   //       readable), or, for a damaged log only, open once with paranoid_checks = false (drops
   //       the damaged log blocks, see leveldb_options), then reopen;
-  //     5 (IO error): a file could not be read or written. Remedy: check permissions, free disk
-  //       space and file descriptors (max_open_files).
+  //     5 (IO error): a file could not be read or written; what() says "disk full (N bytes free
+  //       on the file system of <path>)" when the disk is full (every open writes a new log and
+  //       MANIFEST, and a table file of the replayed log). Remedy: check permissions, free disk
+  //       space and file descriptors (max_open_files), then open again.
   //   backend_error, native_call "leveldb::Env::FileExists", native_code() 2 (corruption): the
   //     directory holds LevelDB table or log files but no CURRENT file (LevelDB would create an
   //     empty database over them and delete them). Remedy: restore CURRENT or run
@@ -154,7 +159,7 @@ class leveldb_backend {
                            "leveldb::DB::Open", leveldb_detail::leveldb_code(st));
       }
       leveldb_detail::throw_leveldb_error(st, "keyschema::leveldb_backend: cannot open '" + s_->path + "'",
-                                  "leveldb::DB::Open");
+                                  "leveldb::DB::Open", s_->path);
     }
     s_->db.reset(db);
   }
@@ -201,14 +206,23 @@ class leveldb_backend {
   //     (leveldb_options::max_entry_bytes), or the batch has 2^32 operations or more.
   //     Remedy: split the value, or raise max_entry_bytes up to leveldb_max_entry_bytes.
   //   backend_error, native_call "leveldb::DB::Write", native_code 5 (IO error): the write-ahead
-  //     log could not be written or synced (disk full, I/O error; also when an earlier log file
+  //     log could not be written or synced (disk full: what() says "disk full (N bytes free on
+  //     the file system of <path>)"; I/O error; also when an earlier log file
   //     could not be synced as LevelDB switched to a new one). After a failed sync, or a failed
   //     background compaction, LevelDB refuses every further write with the same error.
   //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
   //     intact part of the log).
+  //   backend_error, native_call "leveldb::DB::Write", native_code 5 (IO error): an earlier
+  //     write() of this backend failed, so it refuses every further write, also once space is
+  //     freed. LevelDB itself goes on after a failed log append (without a sync), appending after
+  //     the torn record it left; at the next open its log reader takes that torn record for the
+  //     end of the log and drops every write after it without an error, acknowledged or not.
+  //     what() says "disk full (...)" when the disk still is. Remedy: destroy the backend and
+  //     reopen the database (a reopen drops the torn record, which was never acknowledged).
   //   std::bad_alloc.
   void write(const write_batch& batch, const write_options& opts) {
     if (batch.empty() && !opts.sync) return;
+    if (s_->write_failed.load(std::memory_order_acquire)) refuse_write_after_failure(batch.size());
     if (batch.size() > std::size_t{0xFFFFFFFF}) {
       throw limit_error("keyschema::leveldb_backend: a batch of " + std::to_string(batch.size()) +
                         " operations exceeds LevelDB's limit of 2^32 - 1 per batch; nothing was written");
@@ -231,10 +245,11 @@ class leveldb_backend {
     wo.sync = opts.sync;
     const ::leveldb::Status st = s_->db->Write(wo, &wb);
     if (!st.ok()) {
+      s_->write_failed.store(true, std::memory_order_release);
       leveldb_detail::throw_leveldb_error(st,
                                   "keyschema::leveldb_backend: writing " + std::to_string(batch.size()) +
                                       " operations to '" + s_->path + "' failed, nothing was applied",
-                                  "leveldb::DB::Write");
+                                  "leveldb::DB::Write", s_->path);
     }
   }
 
@@ -346,7 +361,19 @@ class leveldb_backend {
     std::unique_ptr<::leveldb::Cache> cache;
     std::unique_ptr<const ::leveldb::FilterPolicy> filter;
     std::unique_ptr<::leveldb::DB> db;
+    // A write failed: the log may end in a torn record, after which LevelDB's recovery would
+    // drop every later write without an error, so write() refuses from then on.
+    std::atomic<bool> write_failed{false};
   };
+
+  [[noreturn, gnu::cold]] void refuse_write_after_failure(std::size_t ops) const {
+    std::string what = "keyschema::leveldb_backend: writing " + std::to_string(ops) + " operations to '" + s_->path +
+                       "' refused, nothing was applied: an earlier write to it failed, and LevelDB's log may end in "
+                       "a torn record after which a reopen would drop every later write without an error";
+    if (const std::optional<std::string> full = detail::disk_full(s_->path, EIO)) what += "; " + *full;
+    throw backend_error(what + "; destroy the backend and reopen the database", "leveldb::DB::Write",
+                        leveldb_detail::leveldb_io_error);
+  }
 
   ::leveldb::ReadOptions read_options(const snapshot_type* snap) const noexcept {
     ::leveldb::ReadOptions ro;

@@ -16,6 +16,11 @@
 // are tracked in the MANIFEST (a missing one fails the open), and a directory holding data files
 // but no CURRENT is refused. See docs/backends/rocksdb.md.
 //
+// A full disk is an error, not an abort: RocksDB's diagnostic log (LOG) is written by
+// keyschema::rocksdb_info_log, which drops a line it cannot write (RocksDB's own logger aborts
+// the process on the line after a failed write), and errors caused by a full disk say "disk
+// full (N bytes free on the file system of <path>)".
+//
 // Usually reached through keyschema::store<Schema, keyschema::rocksdb_backend>, which forwards
 // its constructor arguments here:
 //
@@ -39,6 +44,7 @@
 #include <keyschema/rocksdb/cursor.hpp>
 #include <keyschema/rocksdb/detail/orphan_check.hpp>
 #include <keyschema/rocksdb/detail/status.hpp>
+#include <keyschema/rocksdb/info_log.hpp>
 #include <keyschema/rocksdb/options.hpp>
 #include <keyschema/rocksdb/snapshot.hpp>
 #include <keyschema/write_batch.hpp>
@@ -106,8 +112,11 @@ class rocksdb_backend {
   //       was dropped and no file deleted. Remedy: restore the file from a backup, or `ldb
   //       repair` on the directory (keeps what is readable), or, for a damaged log only, open
   //       once with wal_recovery = point_in_time (drops the damaged record and all after it);
-  //     5 (IO error): a file could not be read or written. Remedy: check permissions, free disk
-  //       space and file descriptors (max_open_files).
+  //     5 (IO error): a file could not be read or written; what() says "disk full (N bytes free
+  //       on the file system of <path>)" when the disk is full (every open writes a new
+  //       MANIFEST, write-ahead log and OPTIONS file, and a table file of the replayed log).
+  //       Nothing acknowledged was lost. Remedy: check permissions, free disk space and file
+  //       descriptors (max_open_files), then open again.
   //   std::bad_alloc.
   explicit rocksdb_backend(const std::filesystem::path& path, const rocksdb_options& options = {})
       : s_(std::make_unique<state>()) {
@@ -129,6 +138,10 @@ class rocksdb_backend {
 
     ::rocksdb::Options o;
     if (options.env != nullptr) o.env = options.env;
+    // Never RocksDB's own info logger: after one failed write (a full disk) its next line aborts
+    // the process (see <keyschema/rocksdb/info_log.hpp>).
+    o.info_log = options.info_log != nullptr ? options.info_log
+                                             : std::make_shared<rocksdb_info_log>(s_->path + "/LOG");
     o.create_if_missing = options.create_if_missing;
     o.error_if_exists = options.error_if_exists;
     o.paranoid_checks = options.paranoid_checks;
@@ -157,7 +170,7 @@ class rocksdb_backend {
                            "rocksdb::DB::Open", rocksdb_detail::rocksdb_code(st));
       }
       rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: cannot open '" + s_->path + "'",
-                                          "rocksdb::DB::Open");
+                                          "rocksdb::DB::Open", s_->path);
     }
     s_->db.reset(db);
   }
@@ -208,7 +221,8 @@ class rocksdb_backend {
   //     Remedy: split the value, or raise max_entry_bytes up to rocksdb_max_entry_bytes.
   //   backend_error, native_call "rocksdb::DB::Write" (or "rocksdb::DB::SyncWAL" for an empty
   //     synced batch), native_code 5 (IO error): the write-ahead log could not be written or
-  //     synced (disk full, I/O error), or 2 (corruption) / 5 after a background flush or
+  //     synced (disk full: what() says "disk full (N bytes free on the file system of <path>)";
+  //     I/O error), or 2 (corruption) / 5 after a background flush or
   //     compaction failed: RocksDB then refuses every further write with that error, and an
   //     empty synced batch fails too (native_call "rocksdb::DB::SyncWAL", without calling it).
   //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
@@ -334,7 +348,7 @@ class rocksdb_backend {
         s_->db->CompactRange(co, range.lower.empty() ? nullptr : &lower, range.upper.empty() ? nullptr : &upper);
     if (!st.ok()) {
       rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: compacting '" + s_->path + "'",
-                                          "rocksdb::DB::CompactRange");
+                                          "rocksdb::DB::CompactRange", s_->path);
     }
   }
 
@@ -463,7 +477,7 @@ class rocksdb_backend {
       if (!st.IsInvalidArgument()) s_->write_failed.store(true, std::memory_order_relaxed);
       rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: syncing the write-ahead log of '" +
                                                   s_->path + "' failed",
-                                          "rocksdb::DB::SyncWAL");
+                                          "rocksdb::DB::SyncWAL", s_->path);
     }
   }
 
@@ -481,7 +495,7 @@ class rocksdb_backend {
       rocksdb_detail::throw_rocksdb_error(st,
                                           "keyschema::rocksdb_backend: writing " + std::to_string(ops) +
                                               " operations to '" + s_->path + "' failed" + outcome,
-                                          "rocksdb::DB::Write");
+                                          "rocksdb::DB::Write", s_->path);
     }
   }
 

@@ -12,9 +12,11 @@
 #include <keyschema/detail/config.hpp>
 
 #include <cstddef>
+#include <memory>
 
 namespace rocksdb {
 class Env;
+class Logger;
 }  // namespace rocksdb
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -103,6 +105,16 @@ struct rocksdb_options {
   // creates parent directories nor probes `path` for another engine's database (the path may not
   // be on the real file system).
   ::rocksdb::Env* env = nullptr;
+
+  // Where RocksDB writes its diagnostic log (rocksdb::Options::info_log). nullptr (the default):
+  // a keyschema::rocksdb_info_log (<keyschema/rocksdb/info_log.hpp>) on the file LOG in the
+  // database directory, written with plain write(2) calls whatever env is: a line that cannot be
+  // written (disk full) is dropped and counted, never fatal. RocksDB's own logger is not used: once
+  // one of its writes has failed, its next line aborts the process (an assertion built into
+  // Debian's librocksdb), which made a full disk kill the process (docs/backends/rocksdb.md).
+  // Your own logger is used as given (and must not abort on a failed write either); to log
+  // nowhere, pass one whose Logv does nothing. The backend shares ownership with RocksDB.
+  std::shared_ptr<::rocksdb::Logger> info_log;
 };
 
 KEYSCHEMA_END_NAMESPACE

@@ -2,18 +2,23 @@
 //
 // Every LevelDB failure surfaces as keyschema::backend_error (or locked_error for a held LOCK
 // file) whose native_call() names the LevelDB function, whose native_code() is the status kind
-// below, and whose what() carries LevelDB's own status text.
+// below, and whose what() carries LevelDB's own status text. An IO error caused by a full disk
+// says so first: "disk full (N bytes free on the file system of <dir>)".
 //
 // Thread-safety: stateless functions.
 #pragma once
 
+#include <keyschema/detail/backend/disk_full.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 
 #include <leveldb/status.h>
 
+#include <cerrno>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace leveldb_detail {
@@ -49,10 +54,25 @@ inline bool leveldb_is_lock_conflict(const ::leveldb::Status& s) {
   return text.compare(0, prefix.size(), prefix) == 0 && text.find("LOCK", prefix.size()) != std::string::npos;
 }
 
-// Throws backend_error("<context>: <status text>", native_call, leveldb_code(s)).
+// For s, a failed write to the database directory dir: "disk full (...)" when the disk is the
+// cause (see detail::disk_full: strerror(ENOSPC) in LevelDB's text, which carries the errno's
+// text only, or any other IO error with less than detail::disk_full_margin bytes free), else
+// nullopt.
+inline std::optional<std::string> leveldb_disk_full(const ::leveldb::Status& s, const std::string& dir) {
+  if (!s.IsIOError() || dir.empty()) return std::nullopt;
+  const bool no_space = s.ToString().find(std::generic_category().message(ENOSPC)) != std::string::npos;
+  return detail::disk_full(dir, no_space ? ENOSPC : EIO);
+}
+
+// Throws backend_error("<context>: <status text>", native_call, leveldb_code(s)); with a
+// non-empty dir (the database directory, for a failed write or open) and a full disk,
+// "<context>: disk full (...): <status text>".
 // REQUIRES: !s.ok().
 [[noreturn]] inline void throw_leveldb_error(const ::leveldb::Status& s, const std::string& context,
-                                             const char* native_call) {
+                                             const char* native_call, const std::string& dir = {}) {
+  if (const std::optional<std::string> full = leveldb_disk_full(s, dir)) {
+    throw backend_error(context + ": " + *full + ": " + s.ToString(), native_call, leveldb_code(s));
+  }
   throw backend_error(context + ": " + s.ToString(), native_call, leveldb_code(s));
 }
 

@@ -5,7 +5,7 @@
 // replays a batch with mdb_put / mdb_del; commit_once() is one attempt of lmdb_backend::write()
 // (begin, apply, commit), which reports MDB_MAP_FULL / MDB_MAP_RESIZED to its caller for a retry
 // after the map is resized. throw_write_failure() turns the other failures into exceptions
-// naming the LMDB call (and a full disk, see disk_full.hpp). write_txn aborts an uncommitted
+// naming the LMDB call (and a full disk, see keyschema/detail/backend/disk_full.hpp). write_txn aborts an uncommitted
 // write transaction at scope exit; nosync_commit makes one commit without the flush.
 //
 // Thread-safety: the functions are called by the writer, holding env_state::write_mu (or, for
@@ -13,9 +13,9 @@
 // guards are scope objects of one thread.
 #pragma once
 
+#include <keyschema/detail/backend/disk_full.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
-#include <keyschema/lmdb/detail/disk_full.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/write_batch.hpp>
@@ -93,8 +93,8 @@ inline bool erases_only(const write_batch& batch) noexcept {
                       "can hold (MDB_TXN_FULL); split it into smaller batches. Nothing was written");
   }
   const std::string what = "keyschema::lmdb_backend::write: " + std::string(call) + " failed on " + s.path;
-  if (const auto full = lmdb_detail::disk_full(s.path, rc)) {
-    throw backend_error(lmdb_detail::lmdb_message(what + ": disk full (" + *full + ")", rc) + "; nothing was written",
+  if (const auto full = detail::disk_full(s.path, rc)) {
+    throw backend_error(lmdb_detail::lmdb_message(what + ": " + *full, rc) + "; nothing was written",
                         call, rc);
   }
   lmdb_detail::throw_status(what + "; nothing was written", call, rc);

@@ -3,17 +3,22 @@
 // Every RocksDB failure surfaces as keyschema::backend_error (or locked_error for a held LOCK
 // file) whose native_call() names the RocksDB function, whose native_code() is the status code
 // (rocksdb::Status::Code: 1 not found, 2 corruption, 3 not supported, 4 invalid argument, 5 IO
-// error, 11 busy, ...), and whose what() carries RocksDB's own status text.
+// error, 11 busy, ...), and whose what() carries RocksDB's own status text. An IO error caused by a
+// full disk says so first: "disk full (N bytes free on the file system of <dir>)".
 //
 // Thread-safety: stateless functions.
 #pragma once
 
+#include <keyschema/detail/backend/disk_full.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 
 #include <rocksdb/status.h>
 
+#include <cerrno>
+#include <optional>
 #include <string>
+#include <system_error>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace rocksdb_detail {
@@ -32,10 +37,25 @@ inline bool rocksdb_is_lock_conflict(const ::rocksdb::Status& s) {
          text.find("Resource temporarily unavailable") != std::string::npos;
 }
 
-// Throws backend_error("<context>: <status text>", native_call, rocksdb_code(s)).
+// For s, a failed write to the database directory dir: "disk full (...)" when the disk is the
+// cause (see detail::disk_full: RocksDB's NoSpace subcode or strerror(ENOSPC) in the text, or
+// any other IO error with less than detail::disk_full_margin bytes free), else nullopt.
+inline std::optional<std::string> rocksdb_disk_full(const ::rocksdb::Status& s, const std::string& dir) {
+  if (!s.IsIOError() || dir.empty()) return std::nullopt;
+  const bool no_space =
+      s.IsNoSpace() || s.ToString().find(std::generic_category().message(ENOSPC)) != std::string::npos;
+  return detail::disk_full(dir, no_space ? ENOSPC : EIO);
+}
+
+// Throws backend_error("<context>: <status text>", native_call, rocksdb_code(s)); with a
+// non-empty dir (the database directory, for a failed write, sync, flush or open) and a full
+// disk, "<context>: disk full (...): <status text>".
 // REQUIRES: !s.ok().
 [[noreturn]] inline void throw_rocksdb_error(const ::rocksdb::Status& s, const std::string& context,
-                                             const char* native_call) {
+                                             const char* native_call, const std::string& dir = {}) {
+  if (const std::optional<std::string> full = rocksdb_disk_full(s, dir)) {
+    throw backend_error(context + ": " + *full + ": " + s.ToString(), native_call, rocksdb_code(s));
+  }
   throw backend_error(context + ": " + s.ToString(), native_call, rocksdb_code(s));
 }
 
