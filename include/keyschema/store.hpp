@@ -23,10 +23,16 @@
 // schema record (unless opened with the keyschema::adopt tag; see the constructors).
 //
 // Thread-safety: a store may be used from many threads at once. Reads (get, contains, scan,
-// snapshot) never block each other or writers. Writes (put, erase, batch commits, transactions,
-// erase_range) are serialized by the store: one at a time, in the order they take the store's
-// writer lock. A transaction holds that lock from transaction() until commit(), rollback() or its
-// destruction, so a read-modify-write inside it cannot lose an update. On a backend whose engine
+// snapshot) never block each other or writers. Writes commit one at a time, in order: put, erase,
+// add, batch commits and write() go through the store's commit queue (group commit,
+// detail/store/commit_queue.hpp): writers that commit at the same time are committed together by
+// the first of them, in one atomic engine write with one sync (durable if any of them asked for
+// sync), each getting its own result (a write that fails, an add that overflows, fails alone: its
+// neighbours are committed). Each write is still atomic on its own, and its adds, counts and
+// index entries are resolved against the state the writes queued before it leave. Transactions
+// and range erases take the store's writer lock, which a group's commit also holds: a transaction
+// holds it from transaction() until commit(), rollback() or its destruction, so no write commits
+// between its reads and its commit, and a read-modify-write inside it cannot lose an update. On a backend whose engine
 // serializes writers across processes (LMDB, SQLite), a transaction also holds the engine's write
 // lock, so this holds for several processes sharing one database too; on etcd, whose transactions
 // are optimistic, a transaction whose reads another process changed fails with conflict_error
@@ -46,6 +52,7 @@
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
+#include <keyschema/detail/store/commit_queue.hpp>
 #include <keyschema/detail/store/derived_writes.hpp>
 #include <keyschema/detail/store/erase_across.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
@@ -63,10 +70,13 @@
 #include <keyschema/value_codec.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -757,21 +767,21 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
 
   // Single-operation writes: each is its own atomic commit. Errors: those of basic_writer's put
   // and erase (limit_error, key_error: nothing written) and of write().
+  // The key and value are encoded by the calling thread, into its own batch; only the commit
+  // goes through the commit queue.
   template <class KS>
   void put(const key_arg<KS>& key, const typename KS::value_type& value, const write_options& opts = {}) {
-    auto lk = lock_writer();
-    scratch_.clear();
-    detail::basic_writer<one_op, Schema>& w = scratch_writer_;
+    detail::commit_batch_lease lease;
+    one_op w(this, &lease.get());
     w.template put<KS>(key, value);
-    commit_locked(scratch_, nullptr, opts);
+    write_resolved(lease.get(), nullptr, opts);
   }
   template <class KS>
   void erase(const key_arg<KS>& key, const write_options& opts = {}) {
-    auto lk = lock_writer();
-    scratch_.clear();
-    detail::basic_writer<one_op, Schema>& w = scratch_writer_;
+    detail::commit_batch_lease lease;
+    one_op w(this, &lease.get());
     w.template erase<KS>(key);
-    commit_locked(scratch_, nullptr, opts);
+    write_resolved(lease.get(), nullptr, opts);
   }
   // Adds delta to the integer stored under key in keyspace KS (a missing key counts as 0), in one
   // atomic write, read and written under the store's writer lock (on LMDB and SQLite inside the
@@ -782,13 +792,13 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   template <class KS>
   void add(const key_arg<KS>& key, std::int64_t delta, const write_options& opts = {}) {
     static_assert(detail::check_add<Schema, KS>());
-    auto lk = lock_writer();
-    scratch_.clear();
-    scratch_adds_.clear();
-    scratch_adds_.emplace(
-        0, [&](std::string& b) { scratch_writer_.template encode_key<KS>(b, key); }, delta,
+    detail::commit_batch_lease lease;  // stays empty: the add is resolved at commit
+    one_op w(this, &lease.get());
+    detail::pending_adds adds;
+    adds.emplace(
+        0, [&](std::string& b) { w.template encode_key<KS>(b, key); }, delta,
         &detail::derived_writes<Schema>::template apply_add<KS>);
-    commit_locked(scratch_, &scratch_adds_, opts);
+    write_resolved(lease.get(), &adds, opts);
   }
 
   // Applies a byte-level batch atomically (what batch::commit does). Declared counts and index
@@ -926,13 +936,14 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     return {[&] { return backend_.cursor(r, nullptr); }, &live_};
   }
 
-  // The writer used by put/erase: encodes into scratch_.
+  // The writer used by put/erase/add: encodes into the calling thread's batch.
   struct one_op : detail::basic_writer<one_op, Schema> {
     store* s;
-    explicit one_op(store* st) : s(st) {}
+    write_batch* out;
+    one_op(store* st, write_batch* b) : s(st), out(b) {}
     template <class KW, class VW>
     void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
-      s->scratch_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
+      out->emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
     }
     backend_limits limits() const { return s->backend_.limits(); }
     template <class KS>
@@ -941,10 +952,126 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     }
   };
 
-  // Writes ops and adds (see store_batch) atomically under the writer lock.
+  // Writes ops and adds (see store_batch) atomically, through the commit queue: alone, or in a
+  // group with the writes other threads commit at the same time (see the top of this file).
+  // Errors: those of commit_locked, for this write alone; keyschema::error when this thread holds
+  // an open transaction on this store.
   void write_resolved(const write_batch& ops, const detail::pending_adds* adds, const write_options& opts) {
-    auto lk = lock_writer();
-    commit_locked(ops, adds, opts);
+    check_not_in_transaction();
+    detail::queued_write w(ops, adds, opts);
+    queue_.submit(w, group_limits_, [this](std::span<detail::queued_write* const> g) { commit_group(g); });
+  }
+
+  // The commit queue's leader commits a group (commit_queue.hpp): each member's result goes to
+  // its own error. The writer lock is held across the engine write, because correctness needs it:
+  // a transaction (which holds it while open) must see no commit between its reads and its own
+  // commit, and the queue's order must be the order writes reach the engine. Other writers are
+  // not blocked by it: they queue, and the next group takes them.
+  void commit_group(std::span<detail::queued_write* const> g) {
+    std::unique_lock<std::mutex> lk(writer_mu_);
+    if (g.size() > 1) {
+      try {
+        commit_merged(g);
+        return;
+      } catch (...) {
+        // The merged write failed as a whole (nothing of it was written): commit each write on
+        // its own, so each gets its own result and one write's failure is not its neighbours'.
+      }
+    }
+    for (detail::queued_write* q : g) {
+      q->error = nullptr;
+      try {
+        commit_locked(*q->ops, q->adds, q->opts);
+      } catch (...) {
+        q->error = std::current_exception();
+      }
+    }
+  }
+
+  // REQUIRES: the writer lock is held; g.size() > 1. Commits g's writes in one atomic write, with
+  // sync when any of them asked for it. Writes that need nothing resolved are concatenated in
+  // queue order; otherwise every write is resolved in queue order over the state the writes before
+  // it leave (in one engine write transaction on a backend_with_write_transaction), a write whose
+  // resolution fails (overflow_error, decode_error) getting that error and leaving nothing, and the
+  // result is written once. Throws (nothing written) when the merged write fails.
+  void commit_merged(std::span<detail::queued_write* const> g) {
+    using derived = detail::derived_writes<Schema>;
+    write_options opts{.sync = false};
+    bool simple = true;
+    for (const detail::queued_write* q : g) {
+      opts.sync = opts.sync || q->opts.sync;
+      simple = simple && q->adds == nullptr && !derived::needs(*q->ops);
+    }
+    write_batch& out = group_batch_;
+    out.clear();
+    if (simple) {
+      for (const detail::queued_write* q : g) out.append(*q->ops);
+      check_batch(out);
+      backend_.write(out, opts);
+      return;
+    }
+    if constexpr (backend_with_write_transaction<Backend>) {
+      using txn = typename Backend::write_transaction_type;
+      for (int attempt = 0;; ++attempt) {
+        txn t = backend_.begin_write();
+        resolve_group(
+            g, [](const void* ctx, std::string_view k, std::string& v) { return static_cast<const txn*>(ctx)->get(k, v); },
+            &t, out);
+        try {
+          t.commit(out, opts);
+          return;
+        } catch (const conflict_error&) {
+          if (attempt == 64) throw;  // as commit_locked
+        }
+        detail::retry_backoff(retry_options{}, static_cast<unsigned>(attempt));
+      }
+    } else {
+      resolve_group(
+          g,
+          [](const void* ctx, std::string_view k, std::string& v) {
+            return static_cast<const Backend*>(ctx)->get(k, v, nullptr);
+          },
+          &backend_, out);
+      backend_.write(out, opts);
+    }
+  }
+
+  // Resolves each write of g in order over read(ctx) plus the writes resolved before it, into out
+  // (one operation per key). A write whose resolution throws gets the exception as its error and
+  // contributes nothing. Throws limit_error when out exceeds the backend's limits.
+  void resolve_group(std::span<detail::queued_write* const> g, detail::write_overlay::base_reader read, const void* ctx,
+                     write_batch& out) {
+    struct layered {
+      const detail::pending_map* before;
+      detail::write_overlay::base_reader read;
+      const void* ctx;
+      static bool get(const void* p, std::string_view k, std::string& v) {
+        const auto* l = static_cast<const layered*>(p);
+        if (auto it = l->before->find(k); it != l->before->end()) {
+          if (!it->second) return false;
+          v.assign(*it->second);
+          return true;
+        }
+        return l->read(l->ctx, k, v);
+      }
+    };
+    detail::pending_map resolved;
+    const layered base{&resolved, read, ctx};
+    for (detail::queued_write* q : g) {
+      q->error = nullptr;
+      detail::pending_map mine;
+      detail::write_overlay st(mine, &layered::get, &base);
+      try {
+        detail::resolve_batch<Schema>(st, *q->ops, q->adds);
+      } catch (...) {
+        q->error = std::current_exception();
+        continue;
+      }
+      for (auto& [k, v] : mine) resolved.insert_or_assign(k, std::move(v));
+    }
+    out.clear();
+    detail::overlay_to_batch(resolved, out);
+    check_batch(out);
   }
 
   // REQUIRES: the writer lock is held. Writes ops as is when nothing in it needs resolving;
@@ -1021,13 +1148,25 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
         [&]<class KS>(std::type_identity<KS>) { return detail::key_codec<KS>::claims(key); });
   }
 
-  std::unique_lock<std::mutex> lock_writer() {
+  void check_not_in_transaction() const {
     if (writer_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
       throw error(
           "keyschema::store: this thread holds an open transaction on this store, so this write would "
           "deadlock; write through the transaction, or commit or roll it back first");
     }
+  }
+  std::unique_lock<std::mutex> lock_writer() {
+    check_not_in_transaction();
     return std::unique_lock<std::mutex>(writer_mu_);
+  }
+
+  // How large a commit group may grow (commit_queue.hpp): within the backend's limits per write,
+  // and at most 1 MiB of keys and values beyond its leader's write, as LevelDB's own groups.
+  static detail::group_limits make_group_limits(const backend_limits& l) {
+    detail::group_limits g;
+    g.max_ops = l.max_ops_per_write;
+    g.max_bytes = std::min(l.max_bytes_per_write, g.max_bytes);
+    return g;
   }
 
   // "keyschema::store: <path>" when the backend knows its path.
@@ -1080,9 +1219,9 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   detail::live_count live_;  // what is alive of what was made from this store (see ~store)
   std::mutex writer_mu_;
   std::atomic<std::thread::id> writer_{};  // the thread holding an open transaction, if any
-  write_batch scratch_;
-  detail::pending_adds scratch_adds_;
-  one_op scratch_writer_{this};
+  detail::commit_queue queue_;
+  detail::group_limits group_limits_ = make_group_limits(backend_.limits());
+  write_batch group_batch_;  // a group's merged write; used by the leader, under writer_mu_
 };
 
 KEYSCHEMA_END_NAMESPACE

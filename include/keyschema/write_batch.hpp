@@ -84,6 +84,22 @@ class write_batch {
     buf_.reserve(bytes);
   }
 
+  // Appends every operation of other, in its order (copies their bytes). REQUIRES: &other != this.
+  void append(const write_batch& other) {
+    const std::size_t base = buf_.size();
+    buf_.append(other.buf_);
+    try {
+      ops_.reserve(ops_.size() + other.ops_.size());
+    } catch (...) {
+      buf_.resize(base);
+      throw;
+    }
+    for (rec r : other.ops_) {
+      r.offset += base;
+      ops_.push_back(r);  // capacity reserved: does not throw
+    }
+  }
+
   // Removes every operation; keeps the allocated capacity for reuse.
   void clear() noexcept {
     buf_.clear();
