@@ -193,7 +193,10 @@ std::vector<prepared_check> prepared_checks(const Transaction& tx, const pending
   std::vector<range> ranges;
   for (const auto& s : log.scans) {
     range r{s->lower, s->upper};
-    if (!r.upper.empty() && r.upper <= r.lower) continue;  // an empty range
+    // Keys from 0xFF on are the store's own records (this branch's, once prepared): outside
+    // every keyspace, and never part of what a scan of the branch saw.
+    if (r.upper.empty() || r.upper > "\xff") r.upper = "\xff";
+    if (r.upper <= r.lower) continue;  // an empty range
     if (s->ended && s->stopped) {
       if (s->reverse) {
         r.lower = s->stop;
@@ -445,7 +448,8 @@ void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const
 //   key_error when the record writes a key of a keyspace the store maintains (a declared count
 //     or an index; prepare never records one); roll it back;
 //   overflow_error when an add's sum does not fit its value type now (names keyspace, key, value
-//     and delta); roll it back, or change the value and commit again;
+//     and delta; only a record of the older formats, applied blind, can meet another value than
+//     the one prepared); roll it back, or change the value and commit again;
 //   keyschema::error when this thread holds an open transaction on db;
 //   limit_error / backend_error / conflict_error from the engine.
 template <class Schema, class Backend>

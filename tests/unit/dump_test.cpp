@@ -512,6 +512,13 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
     ops.erase(ks::tuple::pack(2));
     const std::string xid("x\0y", 3);
     const std::string k = ks::detail::prepared_key(xid);
+    // Its hash is XXH64: the reference implementation's values (libxxhash 0.8.1), across the
+    // short-input and the 32-byte-stripe paths.
+    CHECK(ks::detail::xxh64("") == 0xef46db3751d8e999ull);
+    CHECK(ks::detail::xxh64("abc") == 0x44bc2cf5ad770999ull);
+    CHECK(ks::detail::xxh64(std::string(100, 'a'), 7) == 0xb97967d02e227e7bull);
+    CHECK(ks::detail::xxh64("0123456789abcdefghijklmnopqrstuvwxyz") == 0x69196c1b3af0bff9ull);
+    CHECK(ks::detail::xxh64("keyschema", 0x9E3779B185EBCA87ull) == 0x3b8b2373ed83e7aeull);
     // The current format (KSP3): its writes (puts, erases, adds, range erases) and its checks.
     ks::detail::prepared_record r;
     r.ops = ops;
