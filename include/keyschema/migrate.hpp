@@ -27,7 +27,8 @@
 //
 // How it runs (and why a half-done migration is never ambiguous):
 //   1. Checks: the database's record is Old's (compared keyspace by keyspace, as a store does;
-//      a database that has New's record already returns at once: already_done), and every
+//      a database that has New's record already returns at once: already_done), no prepared
+//      transaction (keyschema/prepared.hpp) exists (its writes are keys of Old), and every
 //      keyspace of New that is not an unchanged old one holds no key that is not an old entry.
 //      Then writes the progress record (migration_key) with sync: from here on a store refuses
 //      the database with schema_error "unfinished ks::migrate", with either schema.
@@ -98,7 +99,10 @@ inline constexpr detail::drop_step<OldKS> drop{};
 // REQUIRES: valid_schema<Old>, valid_schema<New>; nothing else writes the database meanwhile.
 // Errors (what was committed before stays committed; rerunning the same call resumes):
 //   schema_error: the database's record is not Old's (names the keyspace and the difference, or
-//     the keyspaces not in Old), or it has none and holds keys; a keyspace new in New already
+//     the keyspaces not in Old), or it has none and holds keys; the database holds prepared
+//     transactions ("holds 2 prepared transactions (xid b"a", b"b")": nothing was migrated;
+//     remedy: ks::commit_prepared or ks::rollback_prepared each with a store of Old, then
+//     migrate); a keyspace new in New already
 //     holds keys that are no old entries (names it and the count); an unfinished migration
 //     between other schemas (names their fingerprints); a step wrote a key that would be read
 //     again as an old entry (see above); an index of New whose Derive derives an entry that does

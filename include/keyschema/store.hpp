@@ -435,6 +435,21 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       for (; c.valid() && keys.size() < view.max_count(); c.next())
         if (detail::key_codec<KS>::matches(c.key())) keys.emplace_back(c.key());
     }
+    // Noted for prepare(), which records it as one range erase: what it covers, the limit
+    // applied (a limit that stopped it ends the range at the last key erased).
+    if (view.max_count() > 0) {
+      detail::range_erase_read e{std::string(view.range().lower), std::string(view.range().upper),
+                                 keyspace_fingerprint<KS>, &detail::key_codec<KS>::matches};
+      if (!keys.empty() && keys.size() == view.max_count()) {
+        if (view.range().reverse) {
+          e.lower = keys.back();
+        } else {
+          e.upper = keys.back();
+          e.upper.push_back('\0');
+        }
+      }
+      reads_.range_erases.push_back(std::move(e));
+    }
     for (std::string& key : keys) {
       if (!deltas_.empty()) {
         if (auto it = deltas_.find(key); it != deltas_.end()) deltas_.erase(it);
@@ -540,6 +555,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   friend detail::store_access;
   bool raw_get(std::string_view key, std::string& value) const {
     require_open();
+    reads_.note_key(key);  // for prepare()'s validation set
     if (auto it = pending_.find(key); it != pending_.end()) {
       if (!it->second) return false;
       value.assign(*it->second);
@@ -553,7 +569,10 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
   detail::counted_cursor<detail::overlay_cursor<base_cursor_type>> raw_cursor(const key_range& r) const {
     require_open();
-    return {[&] { return detail::overlay_cursor<base_cursor_type>(base_cursor(store_->backend(), *state_, r), pending_, r); },
+    return {[&] {
+              return detail::overlay_cursor<base_cursor_type>(base_cursor(store_->backend(), *state_, r), pending_, r,
+                                                              reads_.note_scan(r));
+            },
             &store_->live_};
   }
   template <class KW, class VW>
@@ -611,6 +630,16 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       deltas_.erase(it);
     }
   }
+  // store_access::base_get / base_scan (prepare): the state the transaction started from.
+  bool base_get_raw(std::string_view key, std::string& value) const {
+    require_open();
+    return base_get(this, key, value);
+  }
+  template <class F>
+  void base_scan(const key_range& r, F&& f) const {
+    require_open();
+    for (auto c = base_cursor(store_->backend(), *state_, r); c.valid(); c.next()) f(c.key(), c.value());
+  }
   // store_access::add_raw (commit_prepared).
   bool add_raw(std::string_view key, std::int64_t delta) {
     require_open();
@@ -635,6 +664,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     if (!is_open()) throw error("keyschema::store_transaction: the transaction is already committed or rolled back");
   }
   void release() noexcept {
+    reads_.clear();  // before the engine state: cursors still alive must not read it any more
     state_.reset();  // ends the engine's write transaction first: locks are released in reverse order
     if (lock_.owns_lock()) {
       store_->writer_ = std::thread::id();
@@ -647,6 +677,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   std::optional<state_type> state_;  // engaged while the transaction is open
   detail::pending_map pending_;
   detail::pending_deltas deltas_;  // keys of pending_ that hold base + delta (see note_delta)
+  mutable detail::read_log reads_;  // what it read and range-erased, for prepare()
   std::string key_buf_;
   detail::live_handle handle_;
 };

@@ -512,15 +512,42 @@ TEST_CASE("keyschema-dump renders every key and value, never throwing on bad byt
     ops.erase(ks::tuple::pack(2));
     const std::string xid("x\0y", 3);
     const std::string k = ks::detail::prepared_key(xid);
-    const std::string rec = ks::detail::encode_prepared(ops);
-    CHECK(kd::format_entry(k, rec, text) == R"(# prepared b"x\x00y" 2 writes)");
-    CHECK(kd::format_entry(k, rec, json) == R"({"prepared":{"xid":{"hex":"780079"},"writes":2}})");
+    // Its hash is XXH64: the reference implementation's values (libxxhash 0.8.1), across the
+    // short-input and the 32-byte-stripe paths.
+    CHECK(ks::detail::xxh64("") == 0xef46db3751d8e999ull);
+    CHECK(ks::detail::xxh64("abc") == 0x44bc2cf5ad770999ull);
+    CHECK(ks::detail::xxh64(std::string(100, 'a'), 7) == 0xb97967d02e227e7bull);
+    CHECK(ks::detail::xxh64("0123456789abcdefghijklmnopqrstuvwxyz") == 0x69196c1b3af0bff9ull);
+    CHECK(ks::detail::xxh64("keyschema", 0x9E3779B185EBCA87ull) == 0x3b8b2373ed83e7aeull);
+    // The current format (KSP3): its writes (puts, erases, adds, range erases) and its checks.
+    ks::detail::prepared_record r;
+    r.ops = ops;
+    r.adds.push_back(ks::detail::prepared_add{ks::tuple::pack(3), 5});
+    r.range_erases.push_back(ks::detail::prepared_range_erase{ks::tuple::pack(4), ks::tuple::pack(5), 42});
+    r.keyspaces = {1, 2};
+    ks::detail::prepared_check absent, present, range;
+    absent.key = ks::tuple::pack(6);
+    present.what = ks::detail::prepared_check::kind::present;
+    present.key = ks::tuple::pack(1);
+    present.hash = 7;
+    range.what = ks::detail::prepared_check::kind::range;
+    range.key = ks::tuple::pack(4);
+    range.entries = 2;
+    range.hash = 9;
+    r.checks = {absent, present, range};
+    const std::string rec = ks::detail::encode_prepared(r);
+    REQUIRE(rec.substr(0, 4) == "KSP3");
+    CHECK(kd::format_entry(k, rec, text) == R"(# prepared b"x\x00y" 4 writes, 3 checks)");
+    CHECK(kd::format_entry(k, rec, json) == R"({"prepared":{"xid":{"hex":"780079"},"format":"KSP3","writes":4,"checks":3}})");
     const std::string bad = kd::format_entry(k, rec.substr(0, rec.size() - 1), text);
     CHECK(bad.rfind(R"(# prepared b"x\x00y" (damaged record) )", 0) == 0);
     CHECK(bad.find("checksum") != std::string::npos);
-    // A record holding an add (format KSP2) counts it among its writes.
+    // The formats before validation (KSP1; KSP2 with an add) are still shown, as not validated.
+    const std::string ksp1 = ks::detail::encode_prepared(ops);
+    CHECK(kd::format_entry(k, ksp1, text) == R"(# prepared b"x\x00y" 2 writes, not validated (format KSP1))");
+    CHECK(kd::format_entry(k, ksp1, json) == R"({"prepared":{"xid":{"hex":"780079"},"format":"KSP1","writes":2}})");
     const std::string with_add = ks::detail::encode_prepared(ops, {ks::detail::prepared_add{ks::tuple::pack(3), 5}});
-    CHECK(kd::format_entry(k, with_add, text) == R"(# prepared b"x\x00y" 3 writes)");
+    CHECK(kd::format_entry(k, with_add, text) == R"(# prepared b"x\x00y" 3 writes, not validated (format KSP2))");
     const std::string j = kd::format_entry(k, "junk", json);
     CHECK(j.rfind(R"({"prepared":{"xid":{"hex":"780079"},"error":")", 0) == 0);
     CHECK(valid_json(j));

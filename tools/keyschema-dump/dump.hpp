@@ -179,23 +179,25 @@ inline void append_schema(std::string& out, std::string_view value, bool json) {
   }
 }
 
-// A prepared-transaction record: its xid and number of writes, or why it does not decode.
+// A prepared-transaction record: its xid, format, number of writes (puts, erases, adds, range
+// erases) and of validation checks, or why it does not decode.
 inline void append_prepared(std::string& out, std::string_view xid, std::string_view value, bool json) {
-  write_batch ops;
-  std::vector<keyschema::detail::prepared_add> adds;
+  keyschema::detail::prepared_record rec;
   std::string damage;
   try {
-    keyschema::detail::decode_prepared(xid, value, ops, &adds);
+    rec = keyschema::detail::decode_prepared(xid, value);
   } catch (const decode_error& e) {
     damage = e.what();
   }
-  const std::size_t writes = ops.size() + adds.size();
+  const std::size_t writes = rec.writes();
+  const std::string format = "KSP" + std::to_string(rec.version);
   if (json) {
     out += "{\"prepared\":{\"xid\":{\"hex\":\"";
     append_hex(out, xid);
     out += "\"},";
     if (damage.empty()) {
-      out += "\"writes\":" + std::to_string(writes);
+      out += "\"format\":\"" + format + "\",\"writes\":" + std::to_string(writes);
+      if (rec.validated()) out += ",\"checks\":" + std::to_string(rec.checks.size());
     } else {
       out += "\"error\":";
       append_json_string(out, damage);
@@ -207,6 +209,11 @@ inline void append_prepared(std::string& out, std::string_view xid, std::string_
   out += keyschema::detail::show_xid(xid);
   if (damage.empty()) {
     out += " " + std::to_string(writes) + (writes == 1 ? " write" : " writes");
+    if (rec.validated()) {
+      out += ", " + std::to_string(rec.checks.size()) + (rec.checks.size() == 1 ? " check" : " checks");
+    } else {
+      out += ", not validated (format " + format + ")";
+    }
   } else {
     out += " (damaged record) ";
     out += damage;

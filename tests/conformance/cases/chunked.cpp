@@ -1,12 +1,14 @@
 // tests/conformance/cases/chunked.cpp: conformance cases: chunked values (keyschema/chunked.hpp):
 // put, read (whole and streamed), overwrite without orphan chunks, erase and copy as a unit, in
-// transactions and on the store; missing, extra and resized chunks and damaged headers; limits.
+// transactions and on the store; missing, extra and resized chunks and damaged headers; limits;
+// chunked values (and adds) in prepared transactions rewritten by another writer before commit.
 //
 // Compiled once per backend into that backend's conformance_<backend> program (see
 // conformance.hpp). Runs on its own schema, in its own database.
 #include <conformance/conformance.hpp>
 
 #include <keyschema/chunked.hpp>
+#include <keyschema/prepared.hpp>
 
 namespace keyschema::conformance {
 namespace chunked_cases {
@@ -226,6 +228,109 @@ TEST_CASE("chunked values survive reopening the database", "[conformance][chunke
   c.reopen();
   CHECK(read_value(*c.db, 3) == data);
   CHECK(keys_of(*c.db, 3) == 17);
+}
+
+// A chunked keyspace and a counter, for prepared branches that take an id and store a value.
+using xa_counter = ks::keyspace<"chunked_xa_counter", std::int64_t, ks::lit<"COUNTER">, ks::field<"name", std::string>>;
+using xa_schema = ks::schema<content, xa_counter>;
+
+struct xa_db {
+  testing::temp_dir dir{"chunked-xa"};
+  std::unique_ptr<ks::store<xa_schema, backend_factory::backend>> db = backend_factory::open<xa_schema>(dir.path());
+};
+
+TEST_CASE("a prepared branch's chunked rewrite or erase is refused when another writer rewrote the value first (issue 30, case 1)",
+          "[conformance][chunked][prepared]") {
+  for (const bool erase : {false, true}) {
+    INFO((erase ? "the branch erases the value" : "the branch rewrites the value"));
+    xa_db x;
+    auto& db = *x.db;
+    const std::string three = payload(30, 1), four = payload(40, 2), mine = payload(25, 3);
+    REQUIRE(ks::put_chunked<content>(db, {7}, three, 10) == 3);
+    {
+      auto tx = db.transaction();
+      if (erase) {
+        CHECK(ks::erase_chunked<content>(tx, {7}));
+      } else {
+        CHECK(ks::put_chunked<content>(tx, {7}, mine, 10) == 3);
+      }
+      ks::prepare(tx, "branch");
+    }
+    REQUIRE(ks::put_chunked<content>(db, {7}, four, 10) == 4);  // another writer: 4 chunks
+    try {
+      (void)ks::commit_prepared(db, "branch");
+      FAIL("a branch whose chunked value was rewritten since prepare committed");
+    } catch (const ks::conflict_error& e) {
+      CHECK_THAT(e.what(), Catch::Contains("b\"branch\"") && Catch::Contains("'chunked_content'") &&
+                               Catch::Contains("changed since prepare"));
+    }
+    // The value is the other writer's, whole and readable ("chunk 4 is extra" before).
+    CHECK(read_error(db, 7).empty());
+    CHECK(read_value(db, 7) == four);
+    CHECK(ks::prepared(db) == std::vector<std::string>{"branch"});
+    CHECK(ks::rollback_prepared(db, "branch"));
+    CHECK(read_value(db, 7) == four);
+  }
+}
+
+TEST_CASE("a prepared branch's chunked rewrite or erase commits a readable value when nothing interfered",
+          "[conformance][chunked][prepared]") {
+  xa_db x;
+  auto& db = *x.db;
+  REQUIRE(ks::put_chunked<content>(db, {1}, payload(50, 1), 10) == 5);
+  REQUIRE(ks::put_chunked<content>(db, {2}, payload(30, 2), 10) == 3);
+  {
+    auto tx = db.transaction();
+    CHECK(ks::put_chunked<content>(tx, {1}, payload(15, 4), 10) == 2);  // shorter: chunks 3..5 go
+    CHECK(ks::erase_chunked<content>(tx, {2}));
+    CHECK(ks::put_chunked<content>(tx, {3}, payload(21, 5), 10) == 3);  // new
+    ks::prepare(tx, "branch");
+  }
+  REQUIRE(ks::put_chunked<content>(db, {4}, payload(12, 6), 10) == 2);  // another value: no interference
+  REQUIRE(ks::commit_prepared(db, "branch"));
+  CHECK(read_value(db, 1) == payload(15, 4));
+  CHECK(keys_of(db, 1) == 3);
+  CHECK(read_value(db, 2) == std::nullopt);
+  CHECK(keys_of(db, 2) == 0);
+  CHECK(read_value(db, 3) == payload(21, 5));
+  CHECK(read_value(db, 4) == payload(12, 6));
+}
+
+TEST_CASE("prepared x chunked x add: a branch that takes an id and stores its content, raced by a publisher",
+          "[conformance][chunked][prepared][counters]") {
+  xa_db x;
+  auto& db = *x.db;
+  // Takes the next id with an add and stores a chunked value under it, in tx.
+  const auto publish = [](auto& tx, const std::string& data) {
+    tx.template add<xa_counter>({"id"}, 1);
+    const auto id = static_cast<std::uint64_t>(tx.template get<xa_counter>({"id"}).value());
+    ks::put_chunked<content>(tx, {id}, data, 8);
+    return id;
+  };
+  {
+    auto tx = db.transaction();
+    CHECK(publish(tx, payload(20, 1)) == 1);
+    ks::prepare(tx, "branch-1");
+  }
+  {
+    auto tx = db.transaction();  // the publisher takes id 1 too
+    CHECK(publish(tx, payload(33, 2)) == 1);
+    tx.commit();
+  }
+  CHECK_THROWS_AS(ks::commit_prepared(db, "branch-1"), ks::conflict_error);
+  CHECK(read_value(db, 1) == payload(33, 2));
+  CHECK(db.get<xa_counter>({"id"}) == std::optional<std::int64_t>(1));
+  CHECK(ks::rollback_prepared(db, "branch-1"));
+  // Prepared again over the current state, nobody interfering: commits, the next id.
+  {
+    auto tx = db.transaction();
+    CHECK(publish(tx, payload(20, 1)) == 2);
+    ks::prepare(tx, "branch-2");
+  }
+  REQUIRE(ks::commit_prepared(db, "branch-2"));
+  CHECK(read_value(db, 1) == payload(33, 2));
+  CHECK(read_value(db, 2) == payload(20, 1));
+  CHECK(db.get<xa_counter>({"id"}) == std::optional<std::int64_t>(2));
 }
 
 }  // namespace chunked_cases

@@ -10,6 +10,7 @@
 #include <conformance/conformance.hpp>
 
 #include <keyschema/migrate.hpp>
+#include <keyschema/prepared.hpp>
 
 #include <stdexcept>
 
@@ -575,6 +576,102 @@ TEST_CASE("evolution: ks::migrate derives the new schema's counts and indexes fr
     CHECK(count(db->scan<by_id_index<1>>()) == 2);
     d.close(db);
   }
+}
+
+// --- prepared transactions across schemas (issue 30, case 2) --------------------------------------
+
+TEST_CASE("evolution: ks::migrate refuses while prepared transactions exist; nothing is migrated",
+          "[conformance][evolution][migrate][prepared]") {
+  database d;
+  fill_v0(d, {"q"}, 3);
+  {
+    auto db = d.open<v0>();
+    for (const char* xid : {"xa-1", "xa-2"}) {
+      auto tx = db->transaction();
+      tx.put<metadata_text_ids>({"q", std::string("100") + xid}, bin(xid));
+      tx.add<message_count>({"q"}, 1);
+      ks::prepare(tx, xid);
+    }
+    d.close(db);
+  }
+  std::size_t calls = 0;
+  try {
+    (void)v0_to_v2{&calls}.run(d, 7);
+    FAIL("ks::migrate ran over prepared transactions");
+  } catch (const ks::schema_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("2 prepared transactions") && Catch::Contains("b\"xa-1\"") &&
+                             Catch::Contains("b\"xa-2\"") && Catch::Contains("commit or roll them back") &&
+                             Catch::Contains("Nothing was migrated"));
+  }
+  CHECK(calls == 0);
+  CHECK(d.record() == ks::layout<v0>::record());
+  CHECK_FALSE(has_migration_record(d));
+  {
+    auto db = d.open<v0>();  // still v0's: the branches can be decided
+    CHECK(ks::prepared(*db) == std::vector<std::string>{"xa-1", "xa-2"});
+    CHECK(ks::commit_prepared(*db, "xa-1"));
+    CHECK(ks::rollback_prepared(*db, "xa-2"));
+    d.close(db);
+  }
+  const ks::migrate_result r = v0_to_v2{&calls}.run(d, 7);
+  CHECK_FALSE(r.already_done);
+  CHECK(calls == 4);
+  {
+    auto db = d.open<v2>();
+    CHECK(db->get<message_metadata>({"q", 100})->str() == "xa-1");  // "100xa-1" does not parse past 100
+    CHECK(db->get<message_count_v2>({"q"}) == std::optional<std::uint64_t>(4));
+    d.close(db);
+  }
+}
+
+TEST_CASE("evolution: commit_prepared refuses a branch prepared under another layout of its keyspaces",
+          "[conformance][evolution][prepared]") {
+  // Schemas changed around the migration check (the schema record rewritten by hand, or by a
+  // version that migrated over prepared branches): a branch of text ids under u64 ids, and a
+  // counter whose value codec changed under unchanged keys.
+  database d;
+  {
+    auto db = d.open<v0>();
+    {
+      auto tx = db->transaction();
+      tx.put<metadata_text_ids>({"q", "14"}, bin("text id"));
+      ks::prepare(tx, "text-ids");
+    }
+    {
+      auto tx = db->transaction();
+      tx.put<message_count>({"q"}, 5);
+      ks::prepare(tx, "i64-count");
+    }
+    d.close(db);
+  }
+  d.with_backend([](backend_type& b) {
+    ks::write_batch w;
+    w.put(ks::schema_key, ks::layout<v2>::record());
+    b.write(w, {});
+  });
+  auto db = d.open<v2>();
+  try {
+    (void)ks::commit_prepared(*db, "text-ids");
+    FAIL("a branch of keys that do not decode under this schema committed");
+  } catch (const ks::schema_error& e) {  // text ids: no keyspace of v2 has such keys
+    CHECK_THAT(e.what(), Catch::Contains("b\"text-ids\"") && Catch::Contains("\"MESSAGE_METADATA\", \"14\"") &&
+                             Catch::Contains("no key of a keyspace") &&
+                             Catch::Contains("rollback_prepared"));
+  }
+  try {
+    (void)ks::commit_prepared(*db, "i64-count");
+    FAIL("a branch prepared under another value codec committed");
+  } catch (const ks::schema_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("b\"i64-count\"") && Catch::Contains("'message_count'") &&
+                             Catch::Contains("another layout"));
+  }
+  CHECK(count(db->scan<message_metadata>()) == 0);
+  CHECK(db->get<message_count_v2>({"q"}) == std::nullopt);
+  CHECK(ks::prepared(*db) == std::vector<std::string>{"i64-count", "text-ids"});
+  CHECK(ks::rollback_prepared(*db, "text-ids"));
+  CHECK(ks::rollback_prepared(*db, "i64-count"));
+  CHECK(ks::prepared(*db).empty());
+  d.close(db);
 }
 
 }  // namespace keyschema::conformance::evolution

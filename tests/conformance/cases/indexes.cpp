@@ -242,24 +242,43 @@ TEST_CASE("index entries and counts equal the records after random writes, sweep
 TEST_CASE("a prepared transaction's counts and index entries are derived again at commit_prepared",
           "[conformance][index][count][prepared]") {
   // Recorded at prepare, they would overwrite what other writers changed before the commit.
+  // (The other writers change records the branch did not read or write: those would make
+  // commit_prepared refuse, see cases/prepared.cpp.)
   indexes_fixture fx;
   auto& db = fx.db();
   db.put<message>({"q", 1}, expiring(5000));
   db.put<message>({"q", 2}, expiring(6000));
-  auto tx = db.transaction();
-  tx.put<message>({"q", 10}, expiring(7000));  // creates: +1, a new entry
-  tx.erase<message>({"q", 2});                 // removes: -1, its entry
-  tx.put<message>({"q", 1}, expiring(9000));   // replaces: its entry moves
-  ks::prepare(tx, "branch-1");
-  db.put<message>({"q", 11}, expiring(8000));  // other writers, before the commit
-  db.erase<message>({"q", 2});
-  db.put<message>({"q", 1}, expiring(5500));
+  db.put<message>({"q", 3}, expiring(6500));
+  db.put<message>({"q", 4}, expiring(6600));
+  {
+    auto tx = db.transaction();
+    tx.put<message>({"q", 10}, expiring(7000));  // creates: +1, a new entry
+    tx.erase<message>({"q", 2});                 // removes: -1, its entry
+    tx.put<message>({"q", 1}, expiring(9000));   // replaces: its entry moves
+    ks::prepare(tx, "branch-1");
+  }
+  db.put<message>({"q", 11}, expiring(8000));  // other writers, before the commit: the count
+  db.erase<message>({"q", 3});                 // and the index change under the branch
+  db.put<message>({"q", 4}, expiring(5500));
   check_invariants(db);
   REQUIRE(ks::commit_prepared(db, "branch-1"));
   check_invariants(db);
-  CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(3));  // 1, 10 and 11
-  CHECK(index_entries(db).size() == 3);
+  CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(4));  // 1, 4, 10 and 11
+  CHECK(index_entries(db).size() == 4);
   CHECK(std::get<0>(*db.get<message>({"q", 1})) == 9000);
+  CHECK(std::get<0>(*db.get<message>({"q", 4})) == 5500);
+
+  // A branch that read the count itself is refused when the count changed under it.
+  {
+    auto tx = db.transaction();
+    const std::int64_t n = tx.get<message_count>({"q"}).value_or(0);
+    tx.put<message>({"q", 20 + static_cast<std::uint64_t>(n)}, expiring(9100));
+    ks::prepare(tx, "branch-2");
+  }
+  db.put<message>({"q", 12}, expiring(8100));
+  CHECK_THROWS_AS(ks::commit_prepared(db, "branch-2"), ks::conflict_error);
+  CHECK(ks::rollback_prepared(db, "branch-2"));
+  check_invariants(db);
 }
 
 TEST_CASE("commit_prepared refuses a record writing a count key or adding to a non-integer key; it can be rolled back",

@@ -11,6 +11,7 @@
 #include <keyschema/detail/schema/layout_compare.hpp>
 #include <keyschema/detail/schema/migration_record.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
+#include <keyschema/detail/store/prepared_record.hpp>
 #include <keyschema/detail/store/schema_check.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
@@ -275,6 +276,7 @@ class migration_run {
                                                        " the old schema does not declare") +
                          "; pass the schema that wrote it as Old");
     }
+    refuse_prepared();
     // Keyspaces new in New must not hold keys that are no old entries.
     for_each_keyspace<New>([&]<class K>(std::type_identity<K>) {
       if constexpr (!unchanged_from<Old, K>()) {
@@ -296,6 +298,27 @@ class migration_run {
     w.put(migration_key, format_migration_progress(progress_));
     b_.write(w, write_options{.sync = true});
     return true;
+  }
+
+  // A prepared transaction (keyschema/prepared.hpp) holds keys of the old schema, which no store
+  // of the new one could commit or read back: refused before anything is written.
+  void refuse_prepared() {
+    std::string upper(prepared_key_prefix);
+    upper.back() = static_cast<char>(upper.back() + 1);  // just past every record key
+    constexpr std::size_t shown = 3;
+    std::size_t n = 0;
+    std::string xids;
+    for (auto c = b_.cursor(key_range{std::string(prepared_key_prefix), upper, false}, nullptr); c.valid(); c.next()) {
+      if (++n > shown) continue;
+      const std::optional<std::string> xid = prepared_xid(c.key());
+      xids += (n > 1 ? ", " : "") + (xid ? show_xid(*xid) : describe_key(c.key()));
+    }
+    if (n == 0) return;
+    throw schema_error(where() + " holds " + std::to_string(n) + " prepared transaction" + (n == 1 ? "" : "s") +
+                       " (xid " + xids + (n > shown ? ", ..." : "") +
+                       "), whose writes are keys of the old schema; commit or roll them back first "
+                       "(ks::commit_prepared / ks::rollback_prepared with a store of the old schema), then migrate. "
+                       "Nothing was migrated");
   }
 
   template <std::size_t... I>

@@ -60,6 +60,24 @@ struct store_access {
     return t.deltas_;
   }
 
+  // What t read and range-erased (detail/store/overlay_cursor.hpp's read_log), for prepare().
+  template <class Transaction>
+  static const auto& reads(const Transaction& t) {
+    return t.reads_;
+  }
+
+  // Reads key in the state t started from (without t's writes), for prepare().
+  template <class Transaction>
+  static bool base_get(const Transaction& t, std::string_view key, std::string& value) {
+    return t.base_get_raw(key, value);
+  }
+
+  // Calls f(key, value) for each entry of r in the state t started from, in key order.
+  template <class Transaction, class F>
+  static void base_scan(const Transaction& t, const key_range& r, F&& f) {
+    t.base_scan(r, std::forward<F>(f));
+  }
+
   // Adds delta to the integer under key (a key of an integer keyspace of t's schema that the
   // store does not maintain), as t's add<KS> does; for commit_prepared(). Returns false, doing
   // nothing, when key is no such keyspace's. Errors: those of add<KS>.
