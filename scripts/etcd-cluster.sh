@@ -9,6 +9,11 @@
 #   scripts/etcd-cluster.sh kill <dir> <member>        SIGKILL one member (0, 1 or 2)
 #   scripts/etcd-cluster.sh restart <dir> <member>     start a killed member again, wait until it
 #                                                      is healthy
+#   scripts/etcd-cluster.sh pause <dir> <member>       SIGSTOP one member (hung: its sockets still
+#                                                      accept connections, nothing answers)
+#   scripts/etcd-cluster.sh resume <dir> <member>      SIGCONT it
+#   scripts/etcd-cluster.sh not-leader <dir> <member>  if the member leads, hand the leadership to
+#                                                      another one (etcdctl move-leader) and wait
 #
 # Member i (0..2) listens for clients on 127.0.0.1:<base-port + 2i> and for peers on
 # <base-port + 2i + 1> (base-port 23790 by default: 23790..23795, away from etcd's 2379/2380).
@@ -23,7 +28,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 start <dir> [base-port] | stop <dir> | endpoints <dir> | kill <dir> <member> | restart <dir> <member>" >&2
+  echo "usage: $0 start <dir> [base-port] | stop <dir> | endpoints <dir> | kill|restart|pause|resume|not-leader <dir> <member>" >&2
   exit 2
 }
 
@@ -103,6 +108,11 @@ remove_data() {  # the members' data, and the directory under ETCD_DATA_ROOT
   fi
 }
 
+field_of() {  # field_of <member> <field>: a field of `etcdctl endpoint status -w fields`
+  "$ETCDCTL" --endpoints "http://127.0.0.1:$(port_of "$1" client)" --command-timeout=5s endpoint status -w fields |
+    sed -n "s/^\"$2\" : //p"
+}
+
 case $cmd in
   start)
     base=${3:-23790}
@@ -135,6 +145,26 @@ case $cmd in
     [[ $# -ge 3 ]] || usage
     start_member "$3" existing
     wait_healthy "http://127.0.0.1:$(port_of "$3" client)"
+    ;;
+  pause)
+    [[ $# -ge 3 ]] || usage
+    stop_member "$3" STOP
+    ;;
+  resume)
+    [[ $# -ge 3 ]] || usage
+    stop_member "$3" CONT
+    ;;
+  not-leader)
+    [[ $# -ge 3 ]] || usage
+    other=$((($3 + 1) % 3))
+    for _ in $(seq 100); do
+      [[ $(field_of "$3" Leader) != "$(field_of "$3" MemberID)" ]] && exit 0
+      "$ETCDCTL" --endpoints "http://127.0.0.1:$(port_of "$3" client)" --command-timeout=5s \
+        move-leader "$(printf '%x' "$(field_of "$other" MemberID)")" >/dev/null 2>&1 || true
+      sleep 0.2
+    done
+    echo "etcd-cluster: member $3 still leads" >&2
+    exit 1
     ;;
   stop)
     [[ -f $dir/base-port ]] || exit 0

@@ -55,6 +55,11 @@ class cluster {
   const std::vector<std::string>& endpoints() const { return endpoints_; }
   void kill(int member) { run(script_ + " kill " + dir_ + " " + std::to_string(member)); }
   void restart(int member) { run(script_ + " restart " + dir_ + " " + std::to_string(member)); }
+  // SIGSTOP / SIGCONT one member: hung, its sockets still accept connections.
+  void pause(int member) { run(script_ + " pause " + dir_ + " " + std::to_string(member)); }
+  void resume(int member) { run(script_ + " resume " + dir_ + " " + std::to_string(member)); }
+  // Hands the leadership on when member leads.
+  void not_leader(int member) { run(script_ + " not-leader " + dir_ + " " + std::to_string(member)); }
 
  private:
   static std::string script() {

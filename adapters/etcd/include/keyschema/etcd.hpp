@@ -15,10 +15,14 @@
 // HTTP with libcurl, because it needs no code generation and no gRPC/protobuf toolchain, and
 // stays header-only; gRPC (Debian's libgrpc++ and protobuf) is the alternative, at the cost of a
 // generated etcd API library every consumer would have to build. Every call has a deadline
-// (etcd_options::deadline, CURLOPT_TIMEOUT_MS); a member that cannot be connected to is skipped
-// for the next endpoint. Errors name the call ("etcd /v3/kv/txn"), the endpoint, the HTTP status
-// and the gRPC code: a lost member, a leader change, a member without a leader and a timeout each
-// say which, and never hang past the deadline.
+// (etcd_options::deadline). A member that cannot be connected to is skipped for the next
+// endpoint; so is a hung one (a stopped process, a dropping network): a read moves on after
+// etcd_options::attempt_timeout, a write already sent fails after about as long with an error
+// saying its outcome is unknown (it is never sent twice: it may have been applied), and the next
+// call goes to the next member (detail/http.hpp). Each backend starts at a random endpoint, so
+// clients spread over the members. Errors name the call ("etcd /v3/kv/txn"), the endpoint, the
+// HTTP status and the gRPC code: a lost member, a leader change, a member without a leader and a
+// timeout each say which, and never hang past the deadline.
 //
 // Durability: etcd acknowledges a Txn once a majority of members has it in its fsync'ed
 // write-ahead log, so every write is durable as with write_options::sync, whatever the option
@@ -57,6 +61,7 @@
 #include <keyschema/etcd/write_transaction.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -80,7 +85,7 @@ class etcd_backend {
   // fails here rather than at the first write.
   // Errors:
   //   std::invalid_argument: options.endpoints is empty, or max_txn_ops is 0, or
-  //     max_request_bytes leaves no room for one operation.
+  //     max_request_bytes leaves no room for one operation, or attempt_timeout is under 2 ms.
   //   backend_error, native_call "etcd /v3/kv/range": no endpoint answered within
   //     options.deadline (what() lists each endpoint's failure), or the cluster has no leader
   //     (see get()).
@@ -98,6 +103,11 @@ class etcd_backend {
                                   ") leaves no room for one operation; use the cluster's --max-txn-ops and "
                                   "--max-request-bytes");
     }
+    if (options.attempt_timeout < std::chrono::milliseconds(2)) {
+      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::attempt_timeout (" +
+                                  std::to_string(options.attempt_timeout.count()) +
+                                  " ms) is under 2 ms; give an attempt at one member at least 2 ms (default 1000)");
+    }
     c_ = std::make_shared<const etcd_detail::client>(options);
     static_cast<void>(c_->current_revision("keyschema::etcd_backend: connecting to the cluster"));
   }
@@ -114,8 +124,9 @@ class etcd_backend {
   // Reads key at *snap's revision (the latest, linearizable, when snap is nullptr) into value.
   // Returns false when the key does not exist (value is then unspecified).
   // Errors (backend_error, native_call "etcd /v3/kv/range"):
-  //   no endpoint answered (connection refused or timed out at each; what() lists them), or the
-  //     deadline passed (native_code 28, CURLE_OPERATION_TIMEDOUT);
+  //   no endpoint answered (connection refused, or no answer within the attempt's timeout, at
+  //     each; what() lists them), or the deadline passed (native_code 28,
+  //     CURLE_OPERATION_TIMEDOUT);
   //   every member answered that it has no leader (gRPC 14): the cluster lost its majority;
   //   the snapshot's revision was compacted (gRPC 11): take a new snapshot;
   //   any other answer than HTTP 200 (what() holds etcd's message).
@@ -142,8 +153,11 @@ class etcd_backend {
   //     operation's key or key + value exceeds limits().max_key_bytes / max_entry_bytes.
   //   backend_error, native_call "etcd /v3/kv/txn":
   //     no endpoint could be connected to (what() lists each failure): nothing was applied;
-  //     the deadline passed or the connection broke after the request was sent: the outcome is
-  //       unknown (what() says so): the batch may have been applied;
+  //     the deadline passed, the connection broke after the request was sent, or the member
+  //       was taken for hung (no answer, and none to GET /version within
+  //       etcd_options::attempt_timeout; native_code 28): the outcome is unknown (what() says
+  //       so): the batch may have been applied. It is never sent again: read back what it wrote
+  //       to know. The next call goes to the next endpoint;
   //     the member has no leader / the leader changed (gRPC 14) / the request timed out in the
   //       cluster: what() says which; for a timeout the outcome is unknown.
   //   std::bad_alloc.
