@@ -148,7 +148,7 @@ class etcd_cursor {
         covered.end = k;
         covered.end.push_back('\0');
       }
-      reads_->note_key(std::move(k), page_[pos_].mod_revision);
+      reads_->note_cursor_key(read_index_, std::move(k), page_[pos_].mod_revision);
     } else if (reverse_) {
       covered.begin = range_.begin;
       covered.end = covered_from_;

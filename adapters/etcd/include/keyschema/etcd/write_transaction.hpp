@@ -18,8 +18,10 @@
 //
 // Limits: the compares count against etcd's --max-txn-ops (the compares of one Txn, separately
 // from its operations) and --max-request-bytes: a transaction that read more keys than
-// etcd_options::max_txn_ops cannot commit (limit_error). A cursor records only what it went over:
-// reading the head of a queue does not conflict with writes past it.
+// etcd_options::max_txn_ops cannot commit (limit_error); operation_count() says before commit
+// what it would count. A cursor records only what it went over: reading the head of a queue
+// does not conflict with writes past it. A range the transaction erases (erase_scan) costs one
+// operation and one compare, whatever the number of keys in it.
 //
 // Thread-safety: begun, used, committed and destroyed by one thread. Cursors made from it record
 // into it: they are used by the same thread and not after the transaction ended.
@@ -88,6 +90,32 @@ class etcd_write_transaction {
   etcd_cursor cursor(const key_range& range) const {
     require_open();
     return etcd_cursor(c_, range, reads_->revision, reads_);
+  }
+
+  // Declares that the transaction erases the keys of range (bounds as etcd_backend::cursor's;
+  // reverse is ignored) that its cursors go over from now on (keyschema::store's range erases
+  // call it before their scan): such a key gets no compare of its own at commit, and a run of them
+  // that the committed batch all erases, with no put between them, is sent as one DeleteRange.
+  // So one commit erases any number of keys (etcd's --max-txn-ops counts a DeleteRange once).
+  // A key created or changed in the range after the transaction's revision still fails the
+  // commit (the cursor's range compare); one erased by another writer meanwhile does not (it is
+  // erased either way). Keys the transaction looked up or went over before keep their compares.
+  // REQUIRES: is_open(). Errors: std::bad_alloc.
+  void erase_scan(const key_range& range) {
+    require_open();
+    etcd_detail::etcd_range r = c_->to_etcd(range.lower, range.upper);
+    if (!r.empty()) reads_->marks.push_back(std::move(r));
+  }
+
+  // The number commit(batch) counts against etcd's --max-txn-ops (etcd_options::max_txn_ops,
+  // limits().max_ops_per_write): the larger of the Txn's operations (distinct keys written, a
+  // merged run of erased keys counting one) and its compares (the keys and ranges read).
+  // commit() refuses a batch above the limit before sending it. REQUIRES: is_open().
+  // Errors: limit_error for an empty key or an operation over the entry limits (as commit);
+  // std::bad_alloc.
+  std::size_t operation_count(const write_batch& batch) const {
+    require_open();
+    return etcd_detail::txn_operation_count(*c_, batch, reads_.get(), "keyschema::etcd_write_transaction");
   }
 
   // Commits batch as one etcd Txn with the compares of everything read (see the header comment),

@@ -15,6 +15,14 @@
 // as wide as what the cursor actually went over, so a consumer that read the head of a queue
 // does not conflict with a publisher appending to its tail.
 //
+// Erase scans: a range the transaction declared it erases (etcd_write_transaction::erase_scan,
+// keyschema::store's range erases) is marked. A key a cursor goes over inside a mark gets no
+// compare of its own (the range compare still catches a key created or changed there); instead
+// the cursor records it in a run of keys it went over one after the other. At commit a run whose
+// keys the batch all erases, with no put between them, becomes one DeleteRange (txn_body.hpp):
+// every key that existed between them at R is in the run, and the range compare fails the commit
+// if one was created since. This lets one Txn erase any number of keys.
+//
 // Thread-safety: one read_set belongs to one transaction, used by one thread.
 #pragma once
 
@@ -44,7 +52,45 @@ struct read_set {
   // begin == end (and end is not "\0") covers nothing yet.
   std::vector<etcd_range> ranges;
 
+  // Ranges the transaction erases (erase scans), etcd keys.
+  std::vector<etcd_range> marks;
+  // Per cursor (the index of its entry in ranges): the runs of keys inside marks it went over one
+  // after the other, in its direction; open: its last key was inside a mark (the next one
+  // continues that run).
+  struct cursor_runs {
+    std::vector<std::vector<std::string>> runs;
+    bool open = false;
+  };
+  std::vector<cursor_runs> erase_runs;
+
   void note_key(std::string etcd_key, std::int64_t mod_revision) { keys.insert_or_assign(std::move(etcd_key), mod_revision); }
+
+  bool in_marks(std::string_view k) const noexcept {
+    static const std::string_view unbounded("\0", 1);
+    for (const etcd_range& m : marks) {
+      if (!(k < std::string_view(m.begin)) && (m.end == unbounded || k < std::string_view(m.end))) return true;
+    }
+    return false;
+  }
+
+  // The key the cursor whose entry in ranges is cursor went over next (see note_key and the
+  // header comment).
+  void note_cursor_key(std::size_t cursor, std::string etcd_key, std::int64_t mod_revision) {
+    if (marks.empty()) {
+      note_key(std::move(etcd_key), mod_revision);
+      return;
+    }
+    if (erase_runs.size() <= cursor) erase_runs.resize(cursor + 1);
+    cursor_runs& r = erase_runs[cursor];
+    if (!in_marks(etcd_key)) {
+      r.open = false;
+      note_key(std::move(etcd_key), mod_revision);
+      return;
+    }
+    if (!r.open) r.runs.emplace_back();
+    r.open = true;
+    r.runs.back().push_back(std::move(etcd_key));
+  }
 
   // The covered ranges sorted and merged (overlapping or touching ones become one), empty ones
   // dropped.
