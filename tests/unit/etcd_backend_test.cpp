@@ -9,6 +9,7 @@
 #include <keyschema/etcd.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/temp_dir.hpp>
 #include <unit/etcd_cluster.hpp>
 
 #include <netinet/in.h>
@@ -103,6 +104,22 @@ std::chrono::milliseconds until_success(Op&& op, std::vector<std::string>& failu
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(20)) break;
   }
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+}
+
+// Makes, with the openssl CLI, in dir: a CA (ca.pem), a certificate for 127.0.0.1 signed by it
+// (server.pem, server.key; also good for client authentication: etcd's JSON gateway presents it
+// to the member's own gRPC server) and a client certificate (client.pem, client.key, CN client).
+void make_certificates(const std::string& dir) {
+  run("mkdir -p '" + dir + "' && cd '" + dir + "' && " +
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem "
+      "-days 2 -subj '/CN=keyschema test CA' 2>&1 && "
+      "printf 'subjectAltName=IP:127.0.0.1\\nextendedKeyUsage=serverAuth,clientAuth\\n' > server.ext && "
+      "printf 'extendedKeyUsage=clientAuth\\n' > client.ext && "
+      "for n in server client; do "
+      "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout $n.key -out $n.csr "
+      "-subj /CN=$n 2>&1 && "
+      "openssl x509 -req -in $n.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $n.pem -days 2 "
+      "-extfile $n.ext 2>&1 || exit 1; done");
 }
 
 std::size_t count_keys(const keyschema::etcd_backend& db) {
@@ -433,4 +450,128 @@ TEST_CASE("etcd: a hung member (SIGSTOP) costs the next read and write about one
   alone.endpoints = {c.endpoints()[0]};
   const keyschema::etcd_backend member0(alone);
   CHECK(member0.get("k10000", v, nullptr));
+}
+
+TEST_CASE("etcd: a TLS cluster with --client-cert-auth is reached with the CA file, client certificate and key",
+          "[etcd][tls]") {
+  if (std::system("command -v openssl >/dev/null 2>&1") != 0) {
+    WARN("openssl is not installed: the TLS cluster is not tested");
+    return;
+  }
+  const keyschema::testing::temp_dir dir("etcd-tls");
+  const std::string certs = dir / "certs";
+  make_certificates(certs);
+  const std::string ca = certs + "/ca.pem", cert = certs + "/client.pem", key = certs + "/client.key";
+  cluster tls(dir / "cluster", 23810,
+              "ETCD_CLIENT_SCHEME=https ETCD_EXTRA_FLAGS='--cert-file " + certs + "/server.pem --key-file " + certs +
+                  "/server.key --trusted-ca-file " + ca + " --client-cert-auth' ETCDCTL_CACERT=" + ca +
+                  " ETCDCTL_CERT=" + cert + " ETCDCTL_KEY=" + key);
+  REQUIRE(tls.endpoints().front().rfind("https://", 0) == 0);
+
+  keyschema::etcd_options o;
+  o.endpoints = tls.endpoints();
+  o.key_prefix = "tls/";
+  o.ca_file = ca;
+  o.cert_file = cert;
+  o.key_file = key;
+  keyschema::etcd_backend db(o);
+  db.write(puts(3), {});
+  CHECK(count_keys(db) == 3);
+  keyschema::etcd_write_transaction t = db.begin_write();
+  std::string v;
+  CHECK(t.get("k10000", v));
+  keyschema::write_batch wb;
+  wb.put("k10000", "tls");
+  t.commit(wb, {});
+  CHECK(db.get("k10000", v, nullptr));
+  CHECK(v == "tls");
+
+  const auto refused = [&](const keyschema::etcd_options& bad, const char* says) {
+    try {
+      keyschema::etcd_backend x(bad);
+      FAIL("connected without " << says);
+    } catch (const keyschema::backend_error& e) {
+      CHECK(e.native_call() == "etcd /v3/kv/range");
+      CHECK_THAT(e.what(), Catch::Contains(o.endpoints[0]) && Catch::Contains("no endpoint answered"));
+      WARN("without " << says << ": " << e.what());
+    }
+  };
+  // The cluster refuses a client without a certificate; the client refuses members whose
+  // certificate it cannot verify.
+  keyschema::etcd_options no_cert = o;
+  no_cert.cert_file.clear();
+  no_cert.key_file.clear();
+  refused(no_cert, "a client certificate");
+  keyschema::etcd_options no_ca = o;
+  no_ca.ca_file.clear();
+  refused(no_ca, "the CA file");
+  keyschema::etcd_options half = o;
+  half.key_file.clear();
+  CHECK_THROWS_AS(keyschema::etcd_backend(half), std::invalid_argument);
+}
+
+TEST_CASE("etcd: with authentication enabled, a user and password get a token, and a new one once it expired",
+          "[etcd][auth]") {
+  const keyschema::testing::temp_dir dir("etcd-auth");
+  cluster c(dir / "cluster", 23820, "ETCD_EXTRA_FLAGS='--auth-token-ttl 2'");  // tokens unused for 2 s expire
+  const std::string ctl = "ETCDCTL_API=3 etcdctl --endpoints " + c.endpoints()[0];
+  run(ctl + " user add root:pw && " + ctl + " auth enable");
+
+  keyschema::etcd_options o;
+  o.endpoints = c.endpoints();
+  o.key_prefix = "auth/";
+  o.user = "root";
+  o.password = "pw";
+  keyschema::etcd_backend db(o);
+  db.write(puts(2), {});
+  CHECK(count_keys(db) == 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // the token expired
+  db.write(puts(3), {});  // refused for the token, sent again with a new one
+  CHECK(count_keys(db) == 3);
+
+  keyschema::etcd_options anonymous = o;
+  anonymous.user.clear();
+  anonymous.password.clear();
+  try {
+    keyschema::etcd_backend x(anonymous);
+    FAIL("read without a user on a cluster with authentication");
+  } catch (const keyschema::backend_error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("user name is empty"));
+  }
+  keyschema::etcd_options wrong = o;
+  wrong.password = "not the password";
+  try {
+    keyschema::etcd_backend x(wrong);
+    FAIL("authenticated with a wrong password");
+  } catch (const keyschema::backend_error& e) {
+    CHECK(e.native_call() == "etcd /v3/auth/authenticate");
+    CHECK_THAT(e.what(), Catch::Contains("'root'") && Catch::Contains("authentication failed"));
+    CHECK_THAT(e.what(), !Catch::Contains("not the password"));
+  }
+}
+
+TEST_CASE("etcd: serializable reads are answered by a member cut off from the others; linearizable ones are not",
+          "[etcd][serializable]") {
+  cluster& c = shared_cluster();
+  keyschema::etcd_backend w(options("serializable/"));
+  w.erase_range({}, {});
+  w.write(puts(3), {});
+  keyschema::etcd_options lin = options("serializable/");
+  lin.endpoints = {c.endpoints()[2]};
+  lin.deadline = std::chrono::milliseconds(2000);
+  keyschema::etcd_options ser = lin;
+  ser.serializable_reads = true;
+  const keyschema::etcd_backend linearizable(lin), serializable(ser);
+  REQUIRE(count_keys(linearizable) == 3);  // member 2 has applied the writes
+  {
+    const paused_member p0(c, 0), p1(c, 1);  // member 2 alone: no majority
+    std::string v;
+    CHECK(serializable.get("k10000", v, nullptr));
+    CHECK(count_keys(serializable) == 3);
+    CHECK_THROWS_AS(linearizable.get("k10000", v, nullptr), keyschema::backend_error);
+  }
+  keyschema::etcd_options after = options("serializable/");
+  after.deadline = std::chrono::seconds(30);  // until the cluster has a leader again
+  const keyschema::etcd_backend recovered(after);
+  CHECK(count_keys(recovered) == 3);
 }

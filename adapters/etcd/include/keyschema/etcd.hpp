@@ -28,6 +28,10 @@
 // write-ahead log, so every write is durable as with write_options::sync, whatever the option
 // says (it is ignored).
 //
+// Security: https:// endpoints with a CA file, and a client certificate and key for a cluster
+// started with --client-cert-auth; a user and password for a cluster with authentication
+// enabled (etcd_options). Reads are linearizable unless etcd_options::serializable_reads.
+//
 // Key prefix: with etcd_options::key_prefix set, every key is stored under that prefix and
 // returned without it, so one cluster holds several databases (and the empty key can be stored).
 //
@@ -85,10 +89,14 @@ class etcd_backend {
   // fails here rather than at the first write.
   // Errors:
   //   std::invalid_argument: options.endpoints is empty, or max_txn_ops is 0, or
-  //     max_request_bytes leaves no room for one operation, or attempt_timeout is under 2 ms.
+  //     max_request_bytes leaves no room for one operation, or attempt_timeout is under 2 ms, or
+  //     only one of cert_file and key_file is set, or a password without a user.
   //   backend_error, native_call "etcd /v3/kv/range": no endpoint answered within
-  //     options.deadline (what() lists each endpoint's failure), or the cluster has no leader
-  //     (see get()).
+  //     options.deadline (what() lists each endpoint's failure: a certificate that does not
+  //     verify, or a client certificate the cluster refuses, says so), or the cluster has no
+  //     leader (see get()), or (auth enabled, no user) etcd's "user name is empty".
+  //   backend_error, native_call "etcd /v3/auth/authenticate": options.user and password were
+  //     refused (what() names the user).
   //   backend_error, native_call "curl_global_init"; std::bad_alloc.
   explicit etcd_backend(const etcd_options& options = {}) {
     if (options.endpoints.empty()) {
@@ -102,6 +110,16 @@ class etcd_backend {
                                   std::to_string(options.max_request_bytes) +
                                   ") leaves no room for one operation; use the cluster's --max-txn-ops and "
                                   "--max-request-bytes");
+    }
+    if (options.cert_file.empty() != options.key_file.empty()) {
+      throw std::invalid_argument(std::string("keyschema::etcd_backend: etcd_options::") +
+                                  (options.cert_file.empty() ? "key_file" : "cert_file") + " is set but not " +
+                                  (options.cert_file.empty() ? "cert_file" : "key_file") +
+                                  "; a client certificate needs both (PEM files)");
+    }
+    if (options.user.empty() && !options.password.empty()) {
+      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::password is set but user is empty; name "
+                                  "the etcd user to authenticate as");
     }
     if (options.attempt_timeout < std::chrono::milliseconds(2)) {
       throw std::invalid_argument("keyschema::etcd_backend: etcd_options::attempt_timeout (" +

@@ -72,6 +72,33 @@ struct etcd_options {
   // memory per cursor. At least 1.
   std::size_t page_size = 256;
 
+  // TLS, for https:// endpoints: the PEM file of the CA that signed the members' certificates
+  // (CURLOPT_CAINFO; empty: the system's CAs), and a client certificate and its private key (PEM
+  // files; CURLOPT_SSLCERT, CURLOPT_SSLKEY) for a cluster started with --client-cert-auth: both
+  // or neither. A member whose certificate does not verify, or that refuses the client's, is an
+  // error of the call naming the endpoint and libcurl's reason (it is not tried as hung).
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+
+  // Authentication, for a cluster with `etcdctl auth enable`: a user name and its password. The
+  // backend gets a token for them (POST /v3/auth/authenticate) when it is constructed, sends it
+  // with every request, and gets a new one when etcd answers that the token is no longer valid
+  // (its TTL, --auth-token-ttl, passed). Empty user (the default): no authentication.
+  std::string user;
+  std::string password;
+
+  // Reads at the latest revision (get and cursors without a snapshot, snapshot(), the first read
+  // of a write transaction): false (the default), linearizable: the member confirms with the
+  // leader that it has every commit, so a read sees every write acknowledged before it began.
+  // true, serializable: the member answers from its own state, without that round trip (faster,
+  // and answered by a member cut off from the leader), but possibly behind the latest commits:
+  // a read may miss a write acknowledged before it began, and a read after it may see an older
+  // state than one before it when they go to different members. Each read (and each snapshot)
+  // is still one consistent revision, and a write transaction's commit still fails with
+  // conflict_error if what it read (at a stale revision) was changed since.
+  bool serializable_reads = false;
+
   // Prepended to every key the backend stores and stripped from every key it returns, so that
   // several databases share one cluster (one prefix each; prefixes must not be prefixes of each
   // other). Empty (the default): keys are stored as given, and the empty key cannot be stored

@@ -114,8 +114,9 @@ class client {
     throw_etcd_error(context, "etcd /v3/kv/compaction", a.endpoint, a.status, a.body);
   }
 
-  // One range read of [r.begin, r.end) at revision (0: the latest, linearizable), at most limit
-  // keys (0: all), ascending or descending by key. context prefixes error messages.
+  // One range read of [r.begin, r.end) at revision (0: the latest, linearizable unless
+  // etcd_options::serializable_reads), at most limit keys (0: all), ascending or descending by key.
+  // context prefixes error messages.
   // Errors: backend_error (see transport::post and throw_etcd_error; a compacted revision says
   // so), native_call "etcd /v3/kv/range"; std::bad_alloc.
   range_page range(const std::string& context, const etcd_range& r, std::size_t limit, std::int64_t revision,
@@ -132,6 +133,7 @@ class client {
     if (revision != 0) body += ",\"revision\":\"" + std::to_string(revision) + '"';
     if (descend) body += ",\"sort_order\":\"DESCEND\",\"sort_target\":\"KEY\"";
     if (revision == 0) {
+      if (options_.serializable_reads) body += ",\"serializable\":true";
       body += '}';
       return parse_range(context, call("/v3/kv/range", context, body, call_kind::read));
     }
@@ -155,7 +157,8 @@ class client {
     return range(context, r, 1, revision, false);
   }
 
-  // The cluster's current revision (a linearizable point read of one key).
+  // The cluster's current revision (a point read of one key: linearizable, or serializable with
+  // etcd_options::serializable_reads).
   std::int64_t current_revision(const std::string& context) const {
     etcd_range r;
     r.begin = options_.key_prefix.empty() ? std::string(1, '\0') : options_.key_prefix;

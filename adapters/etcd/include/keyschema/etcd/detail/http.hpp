@@ -14,6 +14,12 @@
 // that was sent is never sent again (it may have been applied): its error says that its outcome
 // is unknown, and the next call starts at the next endpoint.
 //
+// TLS (https:// endpoints): the CA file, client certificate and key of etcd_options are set on
+// every request and probe. Authentication: with etcd_options::user, the transport gets a token
+// (POST /v3/auth/authenticate), sends it in the Authorization header of every request, and gets
+// a new one when etcd refuses a request for an invalid (expired) token, then sends that request
+// again (it was refused, not applied).
+//
 // Every transfer runs on a libcurl multi handle of its own slot (a multi handle, the request's
 // easy handle and the probe's), so that the probe can run beside the request and connections are
 // kept alive in the slot's cache between calls. Slots are pooled.
@@ -29,6 +35,7 @@
 #include <keyschema/etcd/options.hpp>
 
 #include <curl/curl.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -66,7 +73,12 @@ class transport {
       : endpoints_(o.endpoints),
         deadline_(o.deadline),
         attempt_timeout_(std::max(o.attempt_timeout, std::chrono::milliseconds(2))),
-        connect_timeout_(o.connect_timeout) {
+        connect_timeout_(o.connect_timeout),
+        ca_file_(o.ca_file),
+        cert_file_(o.cert_file),
+        key_file_(o.key_file),
+        user_(o.user),
+        password_(o.password) {
     global_init();
     idle_.reserve(max_idle);  // release() then never allocates
     for (std::string& e : endpoints_) {
@@ -107,8 +119,59 @@ class transport {
   //   (writes) the connection broke after the request was sent, or the member was taken for hung
   //     (no answer, and no answer to GET /version either): the outcome is unknown.
   //   libcurl's multi interface failed (native_code its CURLMcode).
+  //   (authentication) the user and password were refused: backend_error, native_call
+  //     "etcd /v3/auth/authenticate", naming the user.
   // std::bad_alloc.
+  // With a user (etcd_options::user), every request carries the backend's token; a request etcd
+  // refuses for an invalid token (expired) was not applied: it is sent again with a new one.
   http_answer post(const std::string& context, std::string_view path, const std::string& body, call_kind kind) const {
+    if (user_.empty()) return post_with(context, path, body, kind, std::string());
+    std::string token;
+    {
+      const std::lock_guard<std::mutex> lock(token_mu_);
+      token = token_;
+    }
+    if (token.empty()) token = authenticate(context);
+    http_answer a = post_with(context, path, body, kind, token);
+    if (a.status != 200 && parse_error_body(a.body).message.find("invalid auth token") != std::string::npos) {
+      a = post_with(context, path, body, kind, authenticate(context));
+    }
+    return a;
+  }
+
+  // Gets a token for etcd_options::user (POST /v3/auth/authenticate) and keeps it for the
+  // requests that follow; returns it. Errors: as post; backend_error naming the user when etcd
+  // refuses the user or password.
+  std::string authenticate(const std::string& context) const {
+    const std::string call = "etcd /v3/auth/authenticate";
+    const nlohmann::json request = {{"name", user_}, {"password", password_}};
+    const http_answer a = post_with(context, "/v3/auth/authenticate", request.dump(), call_kind::read, std::string());
+    if (a.status != 200) {
+      const error_body e = parse_error_body(a.body);
+      throw backend_error(context + ": " + call + " at " + a.endpoint + " refused user '" + user_ + "': HTTP " +
+                              std::to_string(a.status) + ": " + e.message +
+                              "; check etcd_options::user and password (the cluster has authentication enabled)",
+                          call, e.code >= 0 ? e.code : static_cast<int>(a.status));
+    }
+    std::string token;
+    const nlohmann::json j = nlohmann::json::parse(a.body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object()) {
+      if (const auto t = j.find("token"); t != j.end() && t->is_string()) token = t->get<std::string>();
+    }
+    if (token.empty()) {
+      throw backend_error(context + ": " + call + " at " + a.endpoint + " answered no token for user '" + user_ +
+                              "' (is authentication enabled on the cluster? etcdctl auth enable): " +
+                              a.body.substr(0, 300),
+                          call);
+    }
+    const std::lock_guard<std::mutex> lock(token_mu_);
+    token_ = token;
+    return token;
+  }
+
+ private:
+  http_answer post_with(const std::string& context, std::string_view path, const std::string& body, call_kind kind,
+                        const std::string& token) const {
     const std::string call = "etcd " + std::string(path);
     const bool idempotent = kind != call_kind::write;
     const auto start = std::chrono::steady_clock::now();
@@ -133,7 +196,7 @@ class transport {
       http_answer a;
       a.endpoint = endpoint;
       const transfer t = perform(context, call, lease.get(), endpoint + std::string(path), body, limit,
-                                 kind != call_kind::read, a.body);
+                                 kind != call_kind::read, token, a.body);
       if (t.rc == CURLE_OK) {
         a.status = t.status;
         if (idempotent && is_unavailable(a.status, a.body)) {
@@ -157,8 +220,8 @@ class transport {
       // Whether any byte of the request went out: on a reused connection the connect time is 0
       // although the request was sent, so only the bytes sent tell (a write that was sent must
       // never be sent again to another member: it may have been applied).
-      const bool not_sent = t.rc == CURLE_COULDNT_CONNECT || t.rc == CURLE_COULDNT_RESOLVE_HOST ||
-                            (t.rc == CURLE_OPERATION_TIMEDOUT && t.request_bytes == 0);
+      const bool not_sent =
+          t.rc == CURLE_COULDNT_CONNECT || t.rc == CURLE_COULDNT_RESOLVE_HOST || t.request_bytes == 0;
       if (not_sent || idempotent) continue;
       // The write is lost with this member or stuck in it: later calls start at the next one.
       std::size_t expected = idx;
@@ -187,7 +250,6 @@ class transport {
                         last_rc);
   }
 
- private:
   // A multi handle with the easy handles of a request and of its probe. The multi handle holds
   // the connection cache, so connections are kept alive between the slot's calls.
   struct slot {
@@ -228,14 +290,32 @@ class transport {
   // the request goes unanswered, and the request is abandoned when a probe gets no answer within
   // attempt_timeout / 2 (transfer::hung).
   transfer perform(const std::string& context, const std::string& call, const slot& s, const std::string& url,
-                   const std::string& body, std::chrono::milliseconds limit, bool watched, std::string& out) const {
+                   const std::string& body, std::chrono::milliseconds limit, bool watched, const std::string& token,
+                   std::string& out) const {
     using clock = std::chrono::steady_clock;
     transfer t;
     CURL* const h = s.request;
+    // With a token: the shared headers and its Authorization header, for this request only.
+    struct header_list {
+      curl_slist* list = nullptr;
+      ~header_list() { ::curl_slist_free_all(list); }
+    } with_token;
+    if (!token.empty()) {
+      for (const char* line : {"Content-Type: application/json", "Expect:"}) {
+        curl_slist* l = ::curl_slist_append(with_token.list, line);
+        if (l == nullptr) throw std::bad_alloc();
+        with_token.list = l;
+      }
+      const std::string auth = "Authorization: " + token;
+      curl_slist* l = ::curl_slist_append(with_token.list, auth.c_str());
+      if (l == nullptr) throw std::bad_alloc();
+      with_token.list = l;
+    }
     ::curl_easy_reset(h);
     ::curl_easy_setopt(h, CURLOPT_URL, url.c_str());
     ::curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    ::curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers_);
+    ::curl_easy_setopt(h, CURLOPT_HTTPHEADER, token.empty() ? headers_ : with_token.list);
+    set_tls(h);
     ::curl_easy_setopt(h, CURLOPT_POST, 1L);
     ::curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
     ::curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
@@ -288,6 +368,7 @@ class transport {
         ::curl_easy_setopt(s.probe, CURLOPT_URL, probe_url.c_str());
         ::curl_easy_setopt(s.probe, CURLOPT_NOSIGNAL, 1L);
         ::curl_easy_setopt(s.probe, CURLOPT_HTTPGET, 1L);
+        set_tls(s.probe);
         ::curl_easy_setopt(s.probe, CURLOPT_TIMEOUT_MS, static_cast<long>(half.count()));
         ::curl_easy_setopt(s.probe, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(half.count()));
         ::curl_easy_setopt(s.probe, CURLOPT_WRITEFUNCTION, &append_body);
@@ -320,6 +401,13 @@ class transport {
     if (probing) ::curl_multi_remove_handle(s.multi, s.probe);
     ::curl_multi_remove_handle(s.multi, h);
     return t;
+  }
+
+  // The TLS files of the options (etcd_options::ca_file, cert_file, key_file) on h.
+  void set_tls(CURL* h) const noexcept {
+    if (!ca_file_.empty()) ::curl_easy_setopt(h, CURLOPT_CAINFO, ca_file_.c_str());
+    if (!cert_file_.empty()) ::curl_easy_setopt(h, CURLOPT_SSLCERT, cert_file_.c_str());
+    if (!key_file_.empty()) ::curl_easy_setopt(h, CURLOPT_SSLKEY, key_file_.c_str());
   }
 
   // The length of url's path ("/v3/kv/range"): what follows scheme://authority.
@@ -397,6 +485,10 @@ class transport {
   std::chrono::milliseconds deadline_;
   std::chrono::milliseconds attempt_timeout_;
   std::chrono::milliseconds connect_timeout_;
+  std::string ca_file_, cert_file_, key_file_;
+  std::string user_, password_;
+  mutable std::mutex token_mu_;  // guards token_ (copied out: never held during a request)
+  mutable std::string token_;    // the current authentication token ("": none yet)
   curl_slist* headers_ = nullptr;  // read-only after construction, shared by every handle
   mutable std::atomic<std::size_t> current_{0};
   mutable std::mutex mu_;
