@@ -104,10 +104,6 @@ class transport {
 
   const std::vector<std::string>& endpoints() const noexcept { return endpoints_; }
   std::chrono::milliseconds deadline() const noexcept { return deadline_; }
-  // The endpoint the next call goes to first.
-  const std::string& current_endpoint() const noexcept {
-    return endpoints_[current_.load(std::memory_order_relaxed) % endpoints_.size()];
-  }
 
   // POSTs body to <endpoint><path> ("/v3/kv/range") and returns the first answer that is final:
   // any HTTP status except, for reads, a member without a leader. context prefixes messages.
