@@ -156,18 +156,18 @@ concept backend_with_write_transaction =
 
 // Optional: a backend_with_write_transaction whose commit can erase a run of keys as one
 // operation (etcd's DeleteRange), so that a transaction's range erase is not bounded by
-// max_ops_per_write. keyschema::store calls t.erase_scan(r) before it goes over r with a cursor
-// of t to erase what it finds there; the engine may then commit a run of keys that cursor went
-// over one after the other, all erased by the batch, as one range operation.
-// ct.operation_count(wb) is what t.commit(wb) counts against backend_limits::max_ops_per_write
-// (the store checks it before commit). Errors: erase_scan: none but std::bad_alloc;
-// operation_count: limit_error for an operation over the entry limits. REQUIRES: t.is_open().
+// max_ops_per_write. keyschema::store goes over the range it erases in a transaction with
+// ct.erase_cursor(r) (a cursor like ct.cursor(r)) and erases, in the batch it commits, the keys it
+// finds; the engine may commit a run of keys that cursor went over, all erased by the batch, as
+// one range operation. ct.operation_count(wb) is what t.commit(wb) counts against
+// backend_limits::max_ops_per_write (the store checks it before commit).
+// Errors: erase_cursor: as cursor; operation_count: limit_error for an operation over the entry
+// limits. REQUIRES: is_open().
 template <class B>
 concept backend_with_transaction_range_erase =
     backend_with_write_transaction<B> &&
-    requires(typename B::write_transaction_type& t, const typename B::write_transaction_type& ct, const key_range& r,
-             const write_batch& wb) {
-      t.erase_scan(r);
+    requires(const typename B::write_transaction_type& ct, const key_range& r, const write_batch& wb) {
+      { ct.erase_cursor(r) } -> std::same_as<decltype(ct.cursor(r))>;
       { ct.operation_count(wb) } -> std::convertible_to<std::size_t>;
     };
 

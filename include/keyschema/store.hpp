@@ -424,9 +424,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     static_assert(detail::check_writable<KS>());
     require_open();
     std::vector<std::string> keys;
-    if constexpr (backend_with_transaction_range_erase<Backend>) state_->erase_scan(view.range());
     {
-      auto c = raw_cursor(view.range());
+      auto c = erase_cursor(view.range());
       for (; c.valid() && keys.size() < view.max_count(); c.next())
         if (detail::key_codec<KS>::matches(c.key())) keys.emplace_back(c.key());
     }
@@ -571,6 +570,17 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     require_open();
     return {[&] { return detail::overlay_cursor<base_cursor_type>(base_cursor(store_->backend(), *state_, r), pending_, r); },
             &store_->live_};
+  }
+  // The cursor erase_range goes over r with: raw_cursor's, or on a
+  // backend_with_transaction_range_erase one whose keys the commit may erase as one range.
+  detail::counted_cursor<detail::overlay_cursor<base_cursor_type>> erase_cursor(const key_range& r) const {
+    if constexpr (backend_with_transaction_range_erase<Backend>) {
+      require_open();
+      return {[&] { return detail::overlay_cursor<base_cursor_type>(state_->erase_cursor(r), pending_, r); },
+              &store_->live_};
+    } else {
+      return raw_cursor(r);
+    }
   }
   template <class KW, class VW>
   void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {

@@ -394,6 +394,20 @@ TEST_CASE("etcd: a transaction's range erase conflicts with a key created in its
   CHECK(db.get<item>({"a", 0}) == "v0");  // nothing of it was written
 }
 
+TEST_CASE("etcd: a key a limited range erase went over but left is still checked at commit", "[etcd][transaction][limits]") {
+  item_store db(options("tx-erase-limit/"));
+  item_store other(options("tx-erase-limit/"));
+  load_items(db, "a", 20);
+  auto tx = db.transaction();
+  CHECK(tx.erase_range(tx.scan<item>("a").limit(10)) == 10);  // its cursor also stood on {"a", 10}
+  std::vector<std::uint64_t> read;
+  for (const auto& e : tx.scan<item>("a").limit(1)) read.push_back(std::get<1>(e.key));  // reads {"a", 10}
+  REQUIRE(read == std::vector<std::uint64_t>{10});
+  other.erase<item>({"a", 10});  // another consumer took it meanwhile
+  CHECK_THROWS_AS(tx.commit(), ks::conflict_error);
+  CHECK(db.get<item>({"a", 0}) == "v0");  // nothing of it was written
+}
+
 TEST_CASE("etcd: a transaction over the operation limit says so before commit, and commit refuses it naming the limit",
           "[etcd][transaction][limits]") {
   item_store db(options("tx-op-count/"));

@@ -20,7 +20,7 @@
 // from its operations) and --max-request-bytes: a transaction that read more keys than
 // etcd_options::max_txn_ops cannot commit (limit_error); operation_count() says before commit
 // what it would count. A cursor records only what it went over: reading the head of a queue
-// does not conflict with writes past it. A range the transaction erases (erase_scan) costs one
+// does not conflict with writes past it. A range the transaction erases (erase_cursor) costs one
 // operation and one compare, whatever the number of keys in it.
 //
 // Thread-safety: begun, used, committed and destroyed by one thread. Cursors made from it record
@@ -92,19 +92,19 @@ class etcd_write_transaction {
     return etcd_cursor(c_, range, reads_->revision, reads_);
   }
 
-  // Declares that the transaction erases the keys of range (bounds as etcd_backend::cursor's;
-  // reverse is ignored) that its cursors go over from now on (keyschema::store's range erases
-  // call it before their scan): such a key gets no compare of its own at commit, and a run of them
-  // that the committed batch all erases, with no put between them, is sent as one DeleteRange.
-  // So one commit erases any number of keys (etcd's --max-txn-ops counts a DeleteRange once).
-  // A key created or changed in the range after the transaction's revision still fails the
-  // commit (the cursor's range compare); one erased by another writer meanwhile does not (it is
-  // erased either way). Keys the transaction looked up or went over before keep their compares.
-  // REQUIRES: is_open(). Errors: std::bad_alloc.
-  void erase_scan(const key_range& range) {
+  // A cursor over range (as cursor()) for a range erase: the caller erases, in the batch it
+  // commits, keys it goes over (keyschema::store's range erases use it). Those the committed batch
+  // erases get no compare of their own, and a run of them with no put between them is sent as
+  // one DeleteRange: one commit erases any number of keys (etcd's --max-txn-ops counts a
+  // DeleteRange once). A key created or changed in the range it went over after the
+  // transaction's revision still fails the commit (the range compare); one erased by another
+  // writer meanwhile does not (it is erased either way). The keys it went over that the batch
+  // does not erase are compared as any key read, and so are keys the transaction looked up or
+  // went over before it. REQUIRES: is_open(); the keys it goes over that the batch erases are not
+  // read again through the transaction for their stored value. Errors: as cursor().
+  etcd_cursor erase_cursor(const key_range& range) const {
     require_open();
-    etcd_detail::etcd_range r = c_->to_etcd(range.lower, range.upper);
-    if (!r.empty()) reads_->marks.push_back(std::move(r));
+    return etcd_cursor(c_, range, reads_->revision, reads_, /*erase_scan=*/true);
   }
 
   // The number commit(batch) counts against etcd's --max-txn-ops (etcd_options::max_txn_ops,

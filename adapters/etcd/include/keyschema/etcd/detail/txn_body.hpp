@@ -24,9 +24,11 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -52,6 +54,9 @@ inline backend_limits limits_of(const etcd_options& o) noexcept {
 struct txn_plan {
   std::vector<write_batch::op> ops;
   std::vector<etcd_range> deletes;  // etcd keys [begin, end)
+  // Keys erase scans went over that the batch does not erase: compared as keys read.
+  std::vector<std::pair<std::string, std::int64_t>> extra;
+  std::size_t compares = 0;  // of the read set, with extra
   std::size_t operations() const noexcept { return ops.size() + deletes.size(); }
 };
 
@@ -75,8 +80,8 @@ inline std::vector<etcd_range> erase_run_deletes(const client& c, const std::vec
     }
     part.clear();
   };
-  for (const read_set::cursor_runs& cr : reads.erase_runs) {
-    for (const std::vector<std::string>& run : cr.runs) {
+  for (const std::vector<std::string>& run : reads.erase_runs) {
+    {
       const bool descending = run.size() >= 2 && run[1] < run[0];
       for (std::size_t i = 0; i < run.size(); ++i) {
         const std::string& k = descending ? run[run.size() - 1 - i] : run[i];
@@ -140,6 +145,14 @@ inline txn_plan plan_txn(const client& c, const backend_limits& lim, const write
     }
   }
   if (reads != nullptr) {
+    if (!reads->unchecked.empty()) {
+      std::set<std::string, std::less<>> erased;
+      for (const write_batch::op& o : ops) {
+        if (o.kind == write_batch::op_kind::erase) erased.insert(c.etcd_key(o.key));
+      }
+      plan.extra = reads->kept_unchecked([&](const std::string& k) { return erased.find(k) != erased.end(); });
+    }
+    plan.compares = reads->compare_count(plan.extra.size());
     plan.deletes = erase_run_deletes(c, ops, *reads);
     if (!plan.deletes.empty()) {
       std::string k;
@@ -161,7 +174,7 @@ inline txn_plan plan_txn(const client& c, const backend_limits& lim, const write
 inline std::size_t txn_operation_count(const client& c, const write_batch& batch, const read_set* reads,
                                        const std::string& context) {
   const txn_plan plan = plan_txn(c, limits_of(c.options()), batch, reads, context);
-  return std::max(plan.operations(), reads != nullptr ? reads->compare_count() : std::size_t{0});
+  return std::max(plan.operations(), plan.compares);
 }
 
 // The Txn body for batch (and the compares and erase runs of reads, when not null); n_ops
@@ -193,16 +206,17 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
   body.reserve(64 + (batch.byte_size() + ops.size() * (c.prefix().size() + 48)) * 4 / 3);
   body += '{';
   std::size_t txn_bytes = 0;
-  if (reads != nullptr && reads->compare_count() > 0) {
-    const std::size_t n = reads->compare_count();
+  if (plan.compares > 0) {
+    const std::size_t n = plan.compares;
+    const std::size_t read_keys = reads->keys.size() + plan.extra.size();
     if (n > opt.max_txn_ops) {
-      throw limit_error(context + ": the transaction read " + std::to_string(reads->keys.size()) + " keys and " +
-                        std::to_string(n - reads->keys.size()) + " ranges, which its commit checks with " +
+      throw limit_error(context + ": the transaction read " + std::to_string(read_keys) + " keys and " +
+                        std::to_string(n - read_keys) + " ranges, which its commit checks with " +
                         std::to_string(n) + " compares, more than the limit of " + std::to_string(opt.max_txn_ops) +
                         " per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); nothing was "
                         "written: read fewer keys in one transaction");
     }
-    txn_bytes += reads->append_compares(body);
+    txn_bytes += reads->append_compares(body, plan.extra);
     body += ',';
   }
   const std::size_t prefix = c.prefix().size();
@@ -217,8 +231,7 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
   const std::size_t request_bytes = field_size(txn_bytes) + request_overhead_bytes;
   if (request_bytes > opt.max_request_bytes) {
     throw limit_error(context + ": a batch of " + std::to_string(n_ops) + " operations" +
-                      (reads != nullptr && reads->compare_count() > 0
-                           ? " and " + std::to_string(reads->compare_count()) + " compares"
+                      (plan.compares > 0 ? " and " + std::to_string(plan.compares) + " compares"
                            : std::string()) +
                       " encodes to " + std::to_string(request_bytes) + " request bytes, more than the limit of " +
                       std::to_string(opt.max_request_bytes) +
