@@ -9,6 +9,11 @@
 #   scripts/etcd-cluster.sh kill <dir> <member>        SIGKILL one member (0, 1 or 2)
 #   scripts/etcd-cluster.sh restart <dir> <member>     start a killed member again, wait until it
 #                                                      is healthy
+#   scripts/etcd-cluster.sh pause <dir> <member>       SIGSTOP one member (hung: its sockets still
+#                                                      accept connections, nothing answers)
+#   scripts/etcd-cluster.sh resume <dir> <member>      SIGCONT it
+#   scripts/etcd-cluster.sh not-leader <dir> <member>  if the member leads, hand the leadership to
+#                                                      another one (etcdctl move-leader) and wait
 #
 # Member i (0..2) listens for clients on 127.0.0.1:<base-port + 2i> and for peers on
 # <base-port + 2i + 1> (base-port 23790 by default: 23790..23795, away from etcd's 2379/2380).
@@ -18,12 +23,15 @@
 # instead (for example /dev/shm, a tmpfs: each commit's WAL fsync on three members then costs no
 # disk flush; for tests of semantics, not of durability across a machine's crash); start records
 # it in <dir>/data-dir, restart and stop use it, stop removes it.
+# ETCD_CLIENT_SCHEME=https (read by start, recorded in <dir>/scheme) serves clients over TLS: give
+# the members --cert-file, --key-file (and --trusted-ca-file, --client-cert-auth) in
+# ETCD_EXTRA_FLAGS, and etcdctl its files in ETCDCTL_CACERT, ETCDCTL_CERT, ETCDCTL_KEY.
 # start waits (up to 60 s) until `etcdctl endpoint health` is ok for all three members, and
 # fails with the members' log tails otherwise. Needs Debian's etcd-server and etcd-client.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 start <dir> [base-port] | stop <dir> | endpoints <dir> | kill <dir> <member> | restart <dir> <member>" >&2
+  echo "usage: $0 start <dir> [base-port] | stop <dir> | endpoints <dir> | kill|restart|pause|resume|not-leader <dir> <member>" >&2
   exit 2
 }
 
@@ -45,10 +53,14 @@ port_of() {  # port_of <member> <client|peer>
   if [[ $2 == client ]]; then echo $((base + 2 * $1)); else echo $((base + 2 * $1 + 1)); fi
 }
 
+scheme() {  # the clients' URL scheme: http, or https when started with ETCD_CLIENT_SCHEME=https
+  if [[ -f $dir/scheme ]]; then cat "$dir/scheme"; else echo http; fi
+}
+
 endpoints() {
   local out="" i
   for i in 0 1 2; do
-    out+="${out:+,}http://127.0.0.1:$(port_of "$i" client)"
+    out+="${out:+,}$(scheme)://127.0.0.1:$(port_of "$i" client)"
   done
   echo "$out"
 }
@@ -60,8 +72,8 @@ start_member() {  # start_member <i> <new|existing>
   done
   # shellcheck disable=SC2086  # ETCD_EXTRA_FLAGS is a list of flags
   nohup "$ETCD" --name "m$i" --data-dir "$(data_of "$i")" \
-    --listen-client-urls "http://127.0.0.1:$(port_of "$i" client)" \
-    --advertise-client-urls "http://127.0.0.1:$(port_of "$i" client)" \
+    --listen-client-urls "$(scheme)://127.0.0.1:$(port_of "$i" client)" \
+    --advertise-client-urls "$(scheme)://127.0.0.1:$(port_of "$i" client)" \
     --listen-peer-urls "http://127.0.0.1:$(port_of "$i" peer)" \
     --initial-advertise-peer-urls "http://127.0.0.1:$(port_of "$i" peer)" \
     --initial-cluster "$cluster" --initial-cluster-state "$state" \
@@ -103,6 +115,11 @@ remove_data() {  # the members' data, and the directory under ETCD_DATA_ROOT
   fi
 }
 
+field_of() {  # field_of <member> <field>: a field of `etcdctl endpoint status -w fields`
+  "$ETCDCTL" --endpoints "$(scheme)://127.0.0.1:$(port_of "$1" client)" --command-timeout=5s endpoint status -w fields |
+    sed -n "s/^\"$2\" : //p"
+}
+
 case $cmd in
   start)
     base=${3:-23790}
@@ -114,6 +131,7 @@ case $cmd in
     remove_data
     rm -rf "$dir"/m*.log "$dir"/m*.pid
     echo "$base" >"$dir/base-port"
+    echo "${ETCD_CLIENT_SCHEME:-http}" >"$dir/scheme"
     if [[ -n ${ETCD_DATA_ROOT:-} ]]; then
       mktemp -d "$ETCD_DATA_ROOT/keyschema-etcd.XXXXXX" >"$dir/data-dir"
     fi
@@ -134,7 +152,27 @@ case $cmd in
   restart)
     [[ $# -ge 3 ]] || usage
     start_member "$3" existing
-    wait_healthy "http://127.0.0.1:$(port_of "$3" client)"
+    wait_healthy "$(scheme)://127.0.0.1:$(port_of "$3" client)"
+    ;;
+  pause)
+    [[ $# -ge 3 ]] || usage
+    stop_member "$3" STOP
+    ;;
+  resume)
+    [[ $# -ge 3 ]] || usage
+    stop_member "$3" CONT
+    ;;
+  not-leader)
+    [[ $# -ge 3 ]] || usage
+    other=$((($3 + 1) % 3))
+    for _ in $(seq 100); do
+      [[ $(field_of "$3" Leader) != "$(field_of "$3" MemberID)" ]] && exit 0
+      "$ETCDCTL" --endpoints "$(scheme)://127.0.0.1:$(port_of "$3" client)" --command-timeout=5s \
+        move-leader "$(printf '%x' "$(field_of "$other" MemberID)")" >/dev/null 2>&1 || true
+      sleep 0.2
+    done
+    echo "etcd-cluster: member $3 still leads" >&2
+    exit 1
     ;;
   stop)
     [[ -f $dir/base-port ]] || exit 0
@@ -150,7 +188,7 @@ case $cmd in
       sleep 0.05
     done
     remove_data
-    rm -rf "$dir"/m*.pid
+    rm -rf "$dir"/m*.pid "$dir/scheme"
     echo "etcd-cluster: stopped"
     ;;
   *)

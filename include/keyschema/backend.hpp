@@ -4,8 +4,8 @@
 // a small class that stores byte-string keys in unsigned lexicographic (memcmp) order. The
 // contract is deliberately small so that LevelDB, LMDB, RocksDB, SQLite or a replicated engine
 // can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
-// `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction` and
-// `backend_with_compact_range`,
+// `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction`,
+// `backend_with_transaction_range_erase` and `backend_with_compact_range`,
 // each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
 // archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
@@ -152,6 +152,23 @@ concept backend_with_write_transaction =
       // one it read: if the engine had to let go of its lock (or never held one), it throws
       // conflict_error when another writer committed over what it read meanwhile.
       t.commit(wb, wo);
+    };
+
+// Optional: a backend_with_write_transaction whose commit can erase a run of keys as one
+// operation (etcd's DeleteRange), so that a transaction's range erase is not bounded by
+// max_ops_per_write. keyschema::store goes over the range it erases in a transaction with
+// ct.erase_cursor(r) (a cursor like ct.cursor(r)) and erases, in the batch it commits, the keys it
+// finds; the engine may commit a run of keys that cursor went over, all erased by the batch, as
+// one range operation. ct.operation_count(wb) is what t.commit(wb) counts against
+// backend_limits::max_ops_per_write (the store checks it before commit).
+// Errors: erase_cursor: as cursor; operation_count: limit_error for an operation over the entry
+// limits. REQUIRES: is_open().
+template <class B>
+concept backend_with_transaction_range_erase =
+    backend_with_write_transaction<B> &&
+    requires(const typename B::write_transaction_type& ct, const key_range& r, const write_batch& wb) {
+      { ct.erase_cursor(r) } -> std::same_as<decltype(ct.cursor(r))>;
+      { ct.operation_count(wb) } -> std::convertible_to<std::size_t>;
     };
 
 // Optional: a backend that can erase a range natively (RocksDB's DeleteRange). The store uses it

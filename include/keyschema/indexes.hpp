@@ -57,6 +57,7 @@
 #include <keyschema/error.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -182,6 +183,13 @@ auto get_record(const Source& src, const typename Index::key_type& index_key) {
 // metadata elsewhere), atomically with the record's erase (a callback that throws rolls that
 // batch back and the exception propagates; earlier batches stay committed). Reads only the due entries of the index and their records. Each batch holds
 // the store's writer lock while it runs. Returns the number of records erased.
+// A batch holds fewer than batch_size records when the backend's max_ops_per_write demands it
+// (etcd: 128 operations, counting what the transaction read): it is committed before the record
+// that might not fit (judged by tx.operation_count() and the most operations one record took so
+// far); when a record turns out not to fit after all, the batch is rolled back and redone
+// without it, so callback may then be called again for the records of that batch (its writes
+// through tx were rolled back with it). A single record that does not fit one write fails the
+// sweep with limit_error.
 // now: a value of (or losslessly convertible to) the index's first field's type, as any scan
 // bound: a std::chrono time point of a coarser or equal unit and the same clock.
 // An index entry whose record is missing (not produced by the store) is erased too, not counted.
@@ -197,12 +205,23 @@ std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& 
   if (batch_size == 0) throw error("keyschema::sweep: batch_size is 0; pass the number of records per batch (> 0)");
   std::size_t erased = 0;
   std::vector<typename Index::key_type> due;
+  // Records per transaction: batch_size, fewer when the backend's max_ops_per_write demands it.
+  // Before each record the transaction's operation_count() plus the most one record added so far
+  // must fit the limit, else the records so far are committed and the rest left to the next one.
+  std::size_t batch = batch_size;
+  std::size_t step = 0;
   for (;;) {
     auto tx = db.transaction();
+    const std::size_t max_ops = detail::store_access::limits(tx).max_ops_per_write;
+    const bool limited = max_ops != backend_limits::unlimited;
     due.clear();
-    for (const auto& e : tx.template scan<Index>().to(now).limit(batch_size)) due.push_back(e.key);
+    for (const auto& e : tx.template scan<Index>().to(now).limit(batch)) due.push_back(e.key);
     if (due.empty()) return erased;  // tx rolls back: nothing written
+    std::size_t done = 0, erased_here = 0;
+    bool over = false;
     for (const auto& ik : due) {
+      const std::size_t before = limited ? tx.operation_count() : 0;
+      if (limited && done > 0 && before + step > max_ops) break;  // the next record may not fit
       const typename R::key_type rk = record_key<Index>(ik);
       if (std::optional<typename R::value_type> v = tx.template get<R>(rk)) {
         if constexpr (std::is_invocable_v<Callback&, decltype(tx)&, const typename R::key_type&,
@@ -211,15 +230,31 @@ std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& 
         else
           callback(std::as_const(rk), std::as_const(*v));
         tx.template erase<R>(rk);  // erases its index entries (and updates counts) with it
-        ++erased;
+        ++erased_here;
       }
       // The entry itself, also when its record is missing or it was derived otherwise before: each
       // round makes progress.
       detail::store_access::emplace_op(
           tx, write_batch::op_kind::erase, [&](std::string& b) { detail::key_codec<Index>::encode(b, ik); },
           [](std::string&) {});
+      ++done;
+      if (limited) {
+        const std::size_t after = tx.operation_count();
+        step = std::max(step, after > before ? after - before : std::size_t{0});
+        if (after > max_ops && done > 1) {  // this record did not fit after all: redo the batch without it
+          over = true;
+          break;
+        }
+      }
+    }
+    if (over) {
+      tx.rollback();
+      batch = done - 1;
+      continue;
     }
     tx.commit(opts);
+    erased += erased_here;
+    if (done < due.size()) batch = done;  // read no more due entries than fit one transaction
   }
 }
 

@@ -422,6 +422,10 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
   // Erases, atomically with the rest of the transaction, every entry a scan of this transaction
   // covers (honouring its bounds and limit). Returns how many entries it erased.
+  // On a backend_with_transaction_range_erase (etcd) the erased keys count as one operation of
+  // the commit (a DeleteRange), whatever their number, and are not checked one by one at commit:
+  // a key created or changed in the range by another writer meanwhile still fails the commit
+  // with conflict_error, one it erased meanwhile does not (and is counted).
   // Errors: decode_error (a key in the range that starts like one of KS's but does not decode as
   // one, see scan.hpp: names the keyspace and the key), backend_error. A key that does
   // not decode leaves the transaction unchanged (the keys are collected before any is erased).
@@ -431,7 +435,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     require_open();
     std::vector<std::string> keys;
     {
-      auto c = raw_cursor(view.range());
+      auto c = erase_cursor(view.range());
       for (; c.valid() && keys.size() < view.max_count(); c.next())
         if (detail::key_codec<KS>::matches(c.key())) keys.emplace_back(c.key());
     }
@@ -513,7 +517,9 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     detail::commit_batch_lease lease;
     write_batch& b = lease.get();
     detail::overlay_to_batch(pending_, b);
-    store_->check_batch(b);  // a limit: nothing written, the transaction stays open
+    // A limit: nothing written, the transaction stays open.
+    if constexpr (backend_with_transaction_range_erase<Backend>) store_->check_batch(b, state_->operation_count(b));
+    else store_->check_batch(b);
     if constexpr (native_) {
       try {
         state_->commit(b, opts);
@@ -550,6 +556,25 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   bool is_open() const noexcept { return store_ != nullptr && lock_.owns_lock(); }
   // Number of distinct keys written so far.
   std::size_t size() const noexcept { return pending_.size(); }
+  // The number of operations commit() would count now against the backend's
+  // backend_limits::max_ops_per_write (db.backend().limits()), beyond which it throws
+  // limit_error: size(), except on a backend_with_transaction_range_erase (etcd), where the
+  // erases of a range erase count as one operation and what the transaction read counts too (as
+  // compares, against the same limit: the larger of the two is returned). A transaction near the
+  // limit can be committed and the rest written in another (keyschema::sweep does).
+  // REQUIRES: is_open() (else keyschema::error). Errors: limit_error for an operation over the
+  // backend's entry limits (as commit); std::bad_alloc.
+  std::size_t operation_count() const {
+    require_open();
+    if constexpr (backend_with_transaction_range_erase<Backend>) {
+      detail::commit_batch_lease lease;
+      write_batch& b = lease.get();
+      detail::overlay_to_batch(pending_, b);
+      return state_->operation_count(b);
+    } else {
+      return pending_.size();
+    }
+  }
 
  private:
   friend detail::store_access;
@@ -574,6 +599,17 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
                                                               reads_.note_scan(r));
             },
             &store_->live_};
+  }
+  // The cursor erase_range goes over r with: raw_cursor's, or on a
+  // backend_with_transaction_range_erase one whose keys the commit may erase as one range.
+  detail::counted_cursor<detail::overlay_cursor<base_cursor_type>> erase_cursor(const key_range& r) const {
+    if constexpr (backend_with_transaction_range_erase<Backend>) {
+      require_open();
+      return {[&] { return detail::overlay_cursor<base_cursor_type>(state_->erase_cursor(r), pending_, r); },
+              &store_->live_};
+    } else {
+      return raw_cursor(r);
+    }
   }
   template <class KW, class VW>
   void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
@@ -1156,6 +1192,10 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // Throws limit_error when b exceeds the backend's per-write limits, naming b's keyspaces.
   void check_batch(const write_batch& b) const {
     detail::check_batch_limits(backend_.limits(), b, [&] { return batch_keyspaces(b); });
+  }
+  // As check_batch, for a batch the backend counts as ops operations.
+  void check_batch(const write_batch& b, std::size_t ops) const {
+    detail::check_batch_limits(backend_.limits(), b, [&] { return batch_keyspaces(b); }, ops);
   }
   // "'a', 'b'": the keyspaces whose keys b holds, in schema order ("other keys" for the rest); a
   // key that starts like one of a keyspace's but does not decode is named as that keyspace's.

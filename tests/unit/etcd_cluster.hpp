@@ -35,8 +35,11 @@ inline std::string run(const std::string& cmd) {
 // Starts the cluster in the constructor, stops it (and removes its data) in the destructor.
 class cluster {
  public:
-  explicit cluster(std::string dir) : script_(script()), dir_(std::move(dir)) {
-    const std::string out = run(script_ + " start " + dir_ + " 23800");
+  // base_port: the first of its six loopback ports; env: variable assignments for the script
+  // ("ETCD_CLIENT_SCHEME=https ETCD_EXTRA_FLAGS='...'"), see scripts/etcd-cluster.sh.
+  explicit cluster(std::string dir, int base_port = 23800, std::string env = {})
+      : script_(env.empty() ? script() : env + " " + script()), dir_(std::move(dir)) {
+    const std::string out = run(script_ + " start " + dir_ + " " + std::to_string(base_port));
     std::string last = out.substr(0, out.find_last_not_of('\n') + 1);
     last = last.substr(last.find_last_of('\n') + 1);
     std::string_view s(last);
@@ -55,6 +58,11 @@ class cluster {
   const std::vector<std::string>& endpoints() const { return endpoints_; }
   void kill(int member) { run(script_ + " kill " + dir_ + " " + std::to_string(member)); }
   void restart(int member) { run(script_ + " restart " + dir_ + " " + std::to_string(member)); }
+  // SIGSTOP / SIGCONT one member: hung, its sockets still accept connections.
+  void pause(int member) { run(script_ + " pause " + dir_ + " " + std::to_string(member)); }
+  void resume(int member) { run(script_ + " resume " + dir_ + " " + std::to_string(member)); }
+  // Hands the leadership on when member leads.
+  void not_leader(int member) { run(script_ + " not-leader " + dir_ + " " + std::to_string(member)); }
 
  private:
   static std::string script() {

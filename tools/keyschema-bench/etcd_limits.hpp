@@ -68,6 +68,7 @@ inline int measure_etcd_limits(const std::filesystem::path& script, const std::f
   o.endpoints = cluster.endpoints();
   o.key_prefix = "limits/";
   o.deadline = std::chrono::milliseconds(30000);
+  o.attempt_timeout = std::chrono::milliseconds(5000);  // a loaded machine: slow answers, no hung member
   ks::etcd_backend db(o);
   const ks::backend_limits lim = db.limits();
   std::printf("etcd limits, measured on a local 3-member cluster (etcd defaults but --quota-backend-bytes %llu):\n",

@@ -1030,6 +1030,7 @@ struct etcd_target {
     o.endpoints = endpoints;
     o.key_prefix = prefix;
     o.deadline = std::chrono::milliseconds(30000);
+    o.attempt_timeout = std::chrono::milliseconds(5000);  // a loaded machine: slow answers, no hung member
     return o;
   }
   void clear() {

@@ -15,14 +15,22 @@
 // HTTP with libcurl, because it needs no code generation and no gRPC/protobuf toolchain, and
 // stays header-only; gRPC (Debian's libgrpc++ and protobuf) is the alternative, at the cost of a
 // generated etcd API library every consumer would have to build. Every call has a deadline
-// (etcd_options::deadline, CURLOPT_TIMEOUT_MS); a member that cannot be connected to is skipped
-// for the next endpoint. Errors name the call ("etcd /v3/kv/txn"), the endpoint, the HTTP status
-// and the gRPC code: a lost member, a leader change, a member without a leader and a timeout each
-// say which, and never hang past the deadline.
+// (etcd_options::deadline). A member that cannot be connected to is skipped for the next
+// endpoint; so is a hung one (a stopped process, a dropping network): a read moves on after
+// etcd_options::attempt_timeout, a write already sent fails after about as long with an error
+// saying its outcome is unknown (it is never sent twice: it may have been applied), and the next
+// call goes to the next member (detail/http.hpp). Each backend starts at a random endpoint, so
+// clients spread over the members. Errors name the call ("etcd /v3/kv/txn"), the endpoint, the
+// HTTP status and the gRPC code: a lost member, a leader change, a member without a leader and a
+// timeout each say which, and never hang past the deadline.
 //
 // Durability: etcd acknowledges a Txn once a majority of members has it in its fsync'ed
 // write-ahead log, so every write is durable as with write_options::sync, whatever the option
 // says (it is ignored).
+//
+// Security: https:// endpoints with a CA file, and a client certificate and key for a cluster
+// started with --client-cert-auth; a user and password for a cluster with authentication
+// enabled (etcd_options). Reads are linearizable unless etcd_options::serializable_reads.
 //
 // Key prefix: with etcd_options::key_prefix set, every key is stored under that prefix and
 // returned without it, so one cluster holds several databases (and the empty key can be stored).
@@ -57,6 +65,7 @@
 #include <keyschema/etcd/write_transaction.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -80,10 +89,14 @@ class etcd_backend {
   // fails here rather than at the first write.
   // Errors:
   //   std::invalid_argument: options.endpoints is empty, or max_txn_ops is 0, or
-  //     max_request_bytes leaves no room for one operation.
+  //     max_request_bytes leaves no room for one operation, or attempt_timeout is under 2 ms, or
+  //     only one of cert_file and key_file is set, or a password without a user.
   //   backend_error, native_call "etcd /v3/kv/range": no endpoint answered within
-  //     options.deadline (what() lists each endpoint's failure), or the cluster has no leader
-  //     (see get()).
+  //     options.deadline (what() lists each endpoint's failure: a certificate that does not
+  //     verify, or a client certificate the cluster refuses, says so), or the cluster has no
+  //     leader (see get()), or (auth enabled, no user) etcd's "user name is empty".
+  //   backend_error, native_call "etcd /v3/auth/authenticate": options.user and password were
+  //     refused (what() names the user).
   //   backend_error, native_call "curl_global_init"; std::bad_alloc.
   explicit etcd_backend(const etcd_options& options = {}) {
     if (options.endpoints.empty()) {
@@ -97,6 +110,21 @@ class etcd_backend {
                                   std::to_string(options.max_request_bytes) +
                                   ") leaves no room for one operation; use the cluster's --max-txn-ops and "
                                   "--max-request-bytes");
+    }
+    if (options.cert_file.empty() != options.key_file.empty()) {
+      throw std::invalid_argument(std::string("keyschema::etcd_backend: etcd_options::") +
+                                  (options.cert_file.empty() ? "key_file" : "cert_file") + " is set but not " +
+                                  (options.cert_file.empty() ? "cert_file" : "key_file") +
+                                  "; a client certificate needs both (PEM files)");
+    }
+    if (options.user.empty() && !options.password.empty()) {
+      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::password is set but user is empty; name "
+                                  "the etcd user to authenticate as");
+    }
+    if (options.attempt_timeout < std::chrono::milliseconds(2)) {
+      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::attempt_timeout (" +
+                                  std::to_string(options.attempt_timeout.count()) +
+                                  " ms) is under 2 ms; give an attempt at one member at least 2 ms (default 1000)");
     }
     c_ = std::make_shared<const etcd_detail::client>(options);
     static_cast<void>(c_->current_revision("keyschema::etcd_backend: connecting to the cluster"));
@@ -114,8 +142,9 @@ class etcd_backend {
   // Reads key at *snap's revision (the latest, linearizable, when snap is nullptr) into value.
   // Returns false when the key does not exist (value is then unspecified).
   // Errors (backend_error, native_call "etcd /v3/kv/range"):
-  //   no endpoint answered (connection refused or timed out at each; what() lists them), or the
-  //     deadline passed (native_code 28, CURLE_OPERATION_TIMEDOUT);
+  //   no endpoint answered (connection refused, or no answer within the attempt's timeout, at
+  //     each; what() lists them), or the deadline passed (native_code 28,
+  //     CURLE_OPERATION_TIMEDOUT);
   //   every member answered that it has no leader (gRPC 14): the cluster lost its majority;
   //   the snapshot's revision was compacted (gRPC 11): take a new snapshot;
   //   any other answer than HTTP 200 (what() holds etcd's message).
@@ -142,8 +171,11 @@ class etcd_backend {
   //     operation's key or key + value exceeds limits().max_key_bytes / max_entry_bytes.
   //   backend_error, native_call "etcd /v3/kv/txn":
   //     no endpoint could be connected to (what() lists each failure): nothing was applied;
-  //     the deadline passed or the connection broke after the request was sent: the outcome is
-  //       unknown (what() says so): the batch may have been applied;
+  //     the deadline passed, the connection broke after the request was sent, or the member
+  //       was taken for hung (no answer, and none to GET /version within
+  //       etcd_options::attempt_timeout; native_code 28): the outcome is unknown (what() says
+  //       so): the batch may have been applied. It is never sent again: read back what it wrote
+  //       to know. The next call goes to the next endpoint;
   //     the member has no leader / the leader changed (gRPC 14) / the request timed out in the
   //       cluster: what() says which; for a timeout the outcome is unknown.
   //   std::bad_alloc.

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -55,13 +56,14 @@ inline void check_value_limit(std::string_view keyspace, const backend_limits& l
 }
 
 // The error of check_batch_limits (out of line: the check itself builds no string).
+// ops: the operations the backend counts for b (b.size() but for a backend that merges some).
 [[noreturn, gnu::cold, gnu::noinline]] inline void refuse_batch(const backend_limits& l, const write_batch& b,
-                                                               const std::string& keyspaces) {
+                                                               const std::string& keyspaces, std::size_t ops) {
   const char* limit_name = nullptr;
   std::string size, limit;
-  if (b.size() > l.max_ops_per_write) {
+  if (ops > l.max_ops_per_write) {
     limit_name = "max_ops_per_write";
-    size = std::to_string(b.size()) + " operations";
+    size = std::to_string(ops) + " operations";
     limit = std::to_string(l.max_ops_per_write) + " operations";
   } else {
     limit_name = "max_bytes_per_write";
@@ -77,10 +79,14 @@ inline void check_value_limit(std::string_view keyspace, const backend_limits& l
 // its bytes (write_batch::byte_size) against max_bytes_per_write. keyspaces() returns the names
 // of the keyspaces the batch touches, for the message (called only on error).
 // Errors: limit_error naming the keyspaces, the limit, the size and the maximum.
+// ops: the number of operations the backend counts for b, when it is not b.size() (a
+// transaction of a backend_with_transaction_range_erase: its operation_count).
 template <class KeyspaceNames>
-void check_batch_limits(const backend_limits& l, const write_batch& b, KeyspaceNames&& keyspaces) {
-  if (b.size() > l.max_ops_per_write || b.byte_size() > l.max_bytes_per_write) [[unlikely]]
-    refuse_batch(l, b, std::string(keyspaces()));
+void check_batch_limits(const backend_limits& l, const write_batch& b, KeyspaceNames&& keyspaces,
+                        std::size_t ops = SIZE_MAX) {
+  if (ops == SIZE_MAX) ops = b.size();
+  if (ops > l.max_ops_per_write || b.byte_size() > l.max_bytes_per_write) [[unlikely]]
+    refuse_batch(l, b, std::string(keyspaces()), ops);
 }
 
 // The number of keys one chunk of a bounded range erase may hold: at most cap (the store's

@@ -48,6 +48,7 @@ class etcd_cursor {
         pos_(std::exchange(other.pos_, 0)),
         reads_(std::move(other.reads_)),
         read_index_(other.read_index_),
+        erase_run_(other.erase_run_),
         covered_from_(std::move(other.covered_from_)) {
     other.page_.clear();
   }
@@ -63,6 +64,7 @@ class etcd_cursor {
       pos_ = std::exchange(other.pos_, 0);
       reads_ = std::move(other.reads_);
       read_index_ = other.read_index_;
+      erase_run_ = other.erase_run_;
       covered_from_ = std::move(other.covered_from_);
     }
     return *this;
@@ -116,14 +118,17 @@ class etcd_cursor {
   // it covered so far are recorded there (see read_set.hpp), and a revision of 0 is taken from
   // and written to reads->revision.
   // Errors: as next(); std::bad_alloc.
+  // erase_scan (with reads): the keys it goes over are recorded as a run of an erase scan
+  // (read_set::note_erase_key) instead of one by one.
   etcd_cursor(std::shared_ptr<const etcd_detail::client> c, const key_range& r, std::int64_t revision,
-              std::shared_ptr<etcd_detail::read_set> reads = nullptr)
+              std::shared_ptr<etcd_detail::read_set> reads = nullptr, bool erase_scan = false)
       : c_(std::move(c)),
         range_(c_->to_etcd(r.lower, r.upper)),
         revision_(revision),
         reverse_(r.reverse),
         reads_(std::move(reads)) {
     if (reads_) {
+      if (erase_scan) erase_run_ = reads_->begin_erase_run();
       if (revision_ == 0) revision_ = reads_->revision;
       read_index_ = reads_->ranges.size();
       reads_->ranges.emplace_back();  // covers nothing until note()
@@ -148,7 +153,8 @@ class etcd_cursor {
         covered.end = k;
         covered.end.push_back('\0');
       }
-      reads_->note_key(std::move(k), page_[pos_].mod_revision);
+      if (erase_run_ != no_erase_run) reads_->note_erase_key(erase_run_, std::move(k), page_[pos_].mod_revision);
+      else reads_->note_cursor_key(std::move(k), page_[pos_].mod_revision);
     } else if (reverse_) {
       covered.begin = range_.begin;
       covered.end = covered_from_;
@@ -181,6 +187,8 @@ class etcd_cursor {
   std::size_t pos_ = 0;
   std::shared_ptr<etcd_detail::read_set> reads_;  // a write transaction's, or null
   std::size_t read_index_ = 0;                     // this cursor's entry in reads_->ranges
+  static constexpr std::size_t no_erase_run = static_cast<std::size_t>(-1);
+  std::size_t erase_run_ = no_erase_run;           // an erase scan's entry in reads_->erase_runs
   std::string covered_from_;                       // where the covered range starts (ends, in reverse)
 };
 

@@ -18,8 +18,10 @@
 //
 // Limits: the compares count against etcd's --max-txn-ops (the compares of one Txn, separately
 // from its operations) and --max-request-bytes: a transaction that read more keys than
-// etcd_options::max_txn_ops cannot commit (limit_error). A cursor records only what it went over:
-// reading the head of a queue does not conflict with writes past it.
+// etcd_options::max_txn_ops cannot commit (limit_error); operation_count() says before commit
+// what it would count. A cursor records only what it went over: reading the head of a queue
+// does not conflict with writes past it. A range the transaction erases (erase_cursor) costs one
+// operation and one compare, whatever the number of keys in it.
 //
 // Thread-safety: begun, used, committed and destroyed by one thread. Cursors made from it record
 // into it: they are used by the same thread and not after the transaction ended.
@@ -88,6 +90,32 @@ class etcd_write_transaction {
   etcd_cursor cursor(const key_range& range) const {
     require_open();
     return etcd_cursor(c_, range, reads_->revision, reads_);
+  }
+
+  // A cursor over range (as cursor()) for a range erase: the caller erases, in the batch it
+  // commits, keys it goes over (keyschema::store's range erases use it). Those the committed batch
+  // erases get no compare of their own, and a run of them with no put between them is sent as
+  // one DeleteRange: one commit erases any number of keys (etcd's --max-txn-ops counts a
+  // DeleteRange once). A key created or changed in the range it went over after the
+  // transaction's revision still fails the commit (the range compare); one erased by another
+  // writer meanwhile does not (it is erased either way). The keys it went over that the batch
+  // does not erase are compared as any key read, and so are keys the transaction looked up or
+  // went over before it. REQUIRES: is_open(); the keys it goes over that the batch erases are not
+  // read again through the transaction for their stored value. Errors: as cursor().
+  etcd_cursor erase_cursor(const key_range& range) const {
+    require_open();
+    return etcd_cursor(c_, range, reads_->revision, reads_, /*erase_scan=*/true);
+  }
+
+  // The number commit(batch) counts against etcd's --max-txn-ops (etcd_options::max_txn_ops,
+  // limits().max_ops_per_write): the larger of the Txn's operations (distinct keys written, a
+  // merged run of erased keys counting one) and its compares (the keys and ranges read).
+  // commit() refuses a batch above the limit before sending it. REQUIRES: is_open().
+  // Errors: limit_error for an empty key or an operation over the entry limits (as commit);
+  // std::bad_alloc.
+  std::size_t operation_count(const write_batch& batch) const {
+    require_open();
+    return etcd_detail::txn_operation_count(*c_, batch, reads_.get(), "keyschema::etcd_write_transaction");
   }
 
   // Commits batch as one etcd Txn with the compares of everything read (see the header comment),

@@ -79,7 +79,7 @@ class client {
  public:
   // Errors: as transport's constructor; std::bad_alloc.
   explicit client(const etcd_options& o)
-      : options_(o), transport_(o.endpoints, o.deadline, o.connect_timeout) {
+      : options_(o), transport_(o) {
     if (options_.page_size == 0) options_.page_size = 1;
   }
 
@@ -108,14 +108,15 @@ class client {
   // std::bad_alloc.
   void compact(const std::string& context, std::int64_t revision) const {
     const std::string body = "{\"revision\":\"" + std::to_string(revision) + "\",\"physical\":true}";
-    const http_answer a = transport_.post(context, "/v3/kv/compaction", body, true);
+    const http_answer a = transport_.post(context, "/v3/kv/compaction", body, call_kind::repeatable);
     if (a.status == 200) return;
     if (parse_error_body(a.body).message.find("required revision has been compacted") != std::string::npos) return;
     throw_etcd_error(context, "etcd /v3/kv/compaction", a.endpoint, a.status, a.body);
   }
 
-  // One range read of [r.begin, r.end) at revision (0: the latest, linearizable), at most limit
-  // keys (0: all), ascending or descending by key. context prefixes error messages.
+  // One range read of [r.begin, r.end) at revision (0: the latest, linearizable unless
+  // etcd_options::serializable_reads), at most limit keys (0: all), ascending or descending by key.
+  // context prefixes error messages.
   // Errors: backend_error (see transport::post and throw_etcd_error; a compacted revision says
   // so), native_call "etcd /v3/kv/range"; std::bad_alloc.
   range_page range(const std::string& context, const etcd_range& r, std::size_t limit, std::int64_t revision,
@@ -132,17 +133,18 @@ class client {
     if (revision != 0) body += ",\"revision\":\"" + std::to_string(revision) + '"';
     if (descend) body += ",\"sort_order\":\"DESCEND\",\"sort_target\":\"KEY\"";
     if (revision == 0) {
+      if (options_.serializable_reads) body += ",\"serializable\":true";
       body += '}';
-      return parse_range(context, call("/v3/kv/range", context, body, true));
+      return parse_range(context, call("/v3/kv/range", context, body, call_kind::read));
     }
     // A revision that was read from the cluster is committed: a member that has applied it
     // answers from its own state (serializable, no round trip to the leader). One that lags
     // behind answers "future revision"; the read is then made linearizable, which waits for it.
     std::string fast = body + ",\"serializable\":true}";
-    http_answer a = transport_.post(context, "/v3/kv/range", fast, true);
+    http_answer a = transport_.post(context, "/v3/kv/range", fast, call_kind::read);
     if (a.status != 200 && parse_error_body(a.body).message.find("future revision") != std::string::npos) {
       body += '}';
-      a = transport_.post(context, "/v3/kv/range", body, true);
+      a = transport_.post(context, "/v3/kv/range", body, call_kind::read);
     }
     if (a.status != 200) throw_etcd_error(context, "etcd /v3/kv/range", a.endpoint, a.status, a.body);
     return parse_range(context, a);
@@ -155,7 +157,8 @@ class client {
     return range(context, r, 1, revision, false);
   }
 
-  // The cluster's current revision (a linearizable point read of one key).
+  // The cluster's current revision (a point read of one key: linearizable, or serializable with
+  // etcd_options::serializable_reads).
   std::int64_t current_revision(const std::string& context) const {
     etcd_range r;
     r.begin = options_.key_prefix.empty() ? std::string(1, '\0') : options_.key_prefix;
@@ -167,7 +170,7 @@ class client {
   // Errors: backend_error / limit_error (see transport::post and throw_etcd_error),
   // native_call "etcd /v3/kv/txn"; std::bad_alloc.
   txn_result txn(const std::string& context, const std::string& body) const {
-    const http_answer a = call("/v3/kv/txn", context, body, false);
+    const http_answer a = call("/v3/kv/txn", context, body, call_kind::write);
     try {
       const nlohmann::json j = nlohmann::json::parse(a.body);
       txn_result r;
@@ -184,8 +187,8 @@ class client {
   }
 
  private:
-  http_answer call(std::string_view path, const std::string& context, const std::string& body, bool idempotent) const {
-    http_answer a = transport_.post(context, path, body, idempotent);
+  http_answer call(std::string_view path, const std::string& context, const std::string& body, call_kind kind) const {
+    http_answer a = transport_.post(context, path, body, kind);
     if (a.status != 200) throw_etcd_error(context, "etcd " + std::string(path), a.endpoint, a.status, a.body);
     return a;
   }

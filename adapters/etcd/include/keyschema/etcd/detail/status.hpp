@@ -95,6 +95,13 @@ inline bool is_unavailable(long http_status, std::string_view body) {
                             "and defragment it, then disarm the NOSPACE alarm (etcdctl alarm disarm); nothing was "
                             "written");
   }
+  if (has("user name is empty") || has("invalid auth token")) {
+    throw backend_error(msg + "; the cluster has authentication enabled: set etcd_options::user and password", call,
+                        code);
+  }
+  if (has("permission denied")) {
+    throw backend_error(msg + "; the etcd user (etcd_options::user) lacks a role granting this key range", call, code);
+  }
   if (has("required revision has been compacted")) {
     throw backend_error(msg + "; the snapshot's revision was removed by an etcd compaction: take a new snapshot (a "
                               "snapshot cannot outlive the cluster's compaction of its revision)",

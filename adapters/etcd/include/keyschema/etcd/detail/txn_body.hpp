@@ -3,7 +3,9 @@
 //
 // The batch is reduced to the last operation per key (etcd refuses a Txn that names a key twice;
 // later operations win, as the backend contract says). Puts become request_put, erases
-// request_delete_range of one key. A read set adds its compares (read_set.hpp).
+// request_delete_range of one key, except the runs of erases a transaction's erase scans allow
+// to merge, which become one request_delete_range with a range_end each (read_set.hpp). A read
+// set adds its compares.
 //
 // Thread-safety: stateless functions.
 #pragma once
@@ -17,10 +19,16 @@
 #include <keyschema/etcd/detail/request_size.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -41,17 +49,80 @@ inline backend_limits limits_of(const etcd_options& o) noexcept {
   return l;
 }
 
-// The Txn body for batch (and the compares of reads, when not null); n_ops receives the number
-// of distinct keys written. context prefixes the messages (names the caller).
-// Errors (nothing is sent; the caller's state is unchanged):
-//   limit_error: a key is empty and there is no key prefix; an operation exceeds lim's
-//     max_key_bytes / max_entry_bytes; more distinct keys than max_txn_ops; more compares than
-//     max_txn_ops (a transaction that read too many keys); the request's bytes exceed
-//     max_request_bytes. what() names the figure and the limit.
-//   std::bad_alloc.
-inline std::string txn_body(const client& c, const backend_limits& lim, const write_batch& batch,
-                            const read_set* reads, const std::string& context, std::size_t& n_ops) {
+// What one Txn of a batch holds: its operations after reducing the batch to the last operation
+// per key, minus the erases merged into range deletes.
+struct txn_plan {
   std::vector<write_batch::op> ops;
+  std::vector<etcd_range> deletes;  // etcd keys [begin, end)
+  // Keys erase scans went over that the batch does not erase: compared as keys read.
+  std::vector<std::pair<std::string, std::int64_t>> extra;
+  std::size_t compares = 0;  // of the read set, with extra
+  std::size_t operations() const noexcept { return ops.size() + deletes.size(); }
+};
+
+// The range deletes that reads' erase runs allow for ops (see read_set.hpp): each maximal part of
+// a run whose keys ops all erase, with no put of ops between them, of at least two keys; merged
+// where they overlap or touch.
+inline std::vector<etcd_range> erase_run_deletes(const client& c, const std::vector<write_batch::op>& ops,
+                                                 const read_set& reads) {
+  std::vector<etcd_range> out;
+  if (reads.erase_runs.empty()) return out;
+  std::map<std::string, bool, std::less<>> final_op;  // etcd key -> is a put
+  for (const write_batch::op& o : ops) final_op.emplace(c.etcd_key(o.key), o.kind == write_batch::op_kind::put);
+  std::vector<std::string_view> part;
+  const auto flush = [&] {
+    if (part.size() >= 2) {
+      etcd_range r;
+      r.begin.assign(part.front());
+      r.end.assign(part.back());
+      r.end.push_back('\0');
+      out.push_back(std::move(r));
+    }
+    part.clear();
+  };
+  for (const std::vector<std::string>& run : reads.erase_runs) {
+    {
+      const bool descending = run.size() >= 2 && run[1] < run[0];
+      for (std::size_t i = 0; i < run.size(); ++i) {
+        const std::string& k = descending ? run[run.size() - 1 - i] : run[i];
+        const auto it = final_op.find(k);
+        if (it == final_op.end() || it->second) {  // not erased: the part ends before it
+          flush();
+          continue;
+        }
+        if (!part.empty()) {
+          // A put between the previous key and this one (a key created by the transaction) ends it.
+          for (auto p = final_op.upper_bound(part.back()); p != final_op.end() && p->first < k; ++p) {
+            if (p->second) {
+              flush();
+              break;
+            }
+          }
+        }
+        part.push_back(k);
+      }
+      flush();
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const etcd_range& a, const etcd_range& b) { return a.begin < b.begin; });
+  std::vector<etcd_range> merged;
+  for (etcd_range& r : out) {
+    if (!merged.empty() && !(merged.back().end < r.begin)) {
+      if (merged.back().end < r.end) merged.back().end = std::move(r.end);
+      continue;
+    }
+    merged.push_back(std::move(r));
+  }
+  return merged;
+}
+
+// Plans the Txn of batch (and of reads' erase runs, when not null). context prefixes the
+// messages. Errors (nothing is sent): limit_error: a key is empty and there is no key prefix; an
+// operation exceeds lim's max_key_bytes / max_entry_bytes. std::bad_alloc.
+inline txn_plan plan_txn(const client& c, const backend_limits& lim, const write_batch& batch, const read_set* reads,
+                         const std::string& context) {
+  txn_plan plan;
+  std::vector<write_batch::op>& ops = plan.ops;
   ops.reserve(batch.size());
   {
     std::unordered_map<std::string_view, std::size_t> last;
@@ -73,11 +144,61 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
       else ops[it->second] = o;
     }
   }
-  n_ops = ops.size();
+  if (reads != nullptr) {
+    if (!reads->unchecked.empty()) {
+      std::set<std::string, std::less<>> erased;
+      for (const write_batch::op& o : ops) {
+        if (o.kind == write_batch::op_kind::erase) erased.insert(c.etcd_key(o.key));
+      }
+      plan.extra = reads->kept_unchecked([&](const std::string& k) { return erased.find(k) != erased.end(); });
+    }
+    plan.compares = reads->compare_count(plan.extra.size());
+    plan.deletes = erase_run_deletes(c, ops, *reads);
+    if (!plan.deletes.empty()) {
+      std::string k;
+      const auto covered = [&](const write_batch::op& o) {
+        if (o.kind != write_batch::op_kind::erase) return false;
+        k = c.etcd_key(o.key);
+        const auto r = std::upper_bound(plan.deletes.begin(), plan.deletes.end(), k,
+                                        [](const std::string& key, const etcd_range& d) { return key < d.begin; });
+        return r != plan.deletes.begin() && k < std::prev(r)->end;
+      };
+      ops.erase(std::remove_if(ops.begin(), ops.end(), covered), ops.end());
+    }
+  }
+  return plan;
+}
+
+// The number of operations etcd counts against --max-txn-ops for batch with reads: the larger of
+// the Txn's operations and its compares. Errors: as plan_txn.
+inline std::size_t txn_operation_count(const client& c, const write_batch& batch, const read_set* reads,
+                                       const std::string& context) {
+  const txn_plan plan = plan_txn(c, limits_of(c.options()), batch, reads, context);
+  return std::max(plan.operations(), plan.compares);
+}
+
+// The Txn body for batch (and the compares and erase runs of reads, when not null); n_ops
+// receives the number of operations it holds (distinct keys written, a merged run counting one).
+// context prefixes the messages (names the caller).
+// Errors (nothing is sent; the caller's state is unchanged):
+//   limit_error: a key is empty and there is no key prefix; an operation exceeds lim's
+//     max_key_bytes / max_entry_bytes; more operations than max_txn_ops; more compares than
+//     max_txn_ops (a transaction that read too many keys); the request's bytes exceed
+//     max_request_bytes. what() names the figure and the limit.
+//   std::bad_alloc.
+inline std::string txn_body(const client& c, const backend_limits& lim, const write_batch& batch,
+                            const read_set* reads, const std::string& context, std::size_t& n_ops) {
+  const txn_plan plan = plan_txn(c, lim, batch, reads, context);
+  const std::vector<write_batch::op>& ops = plan.ops;
+  n_ops = plan.operations();
   const etcd_options& opt = c.options();
-  if (ops.size() > opt.max_txn_ops) {
-    throw limit_error(context + ": a batch of " + std::to_string(ops.size()) + " distinct keys exceeds the limit of " +
-                      std::to_string(opt.max_txn_ops) +
+  if (n_ops > opt.max_txn_ops) {
+    throw limit_error(context + ": a batch of " +
+                      (plan.deletes.empty() ? std::to_string(ops.size()) + " distinct keys"
+                                            : std::to_string(n_ops) + " operations (" + std::to_string(ops.size()) +
+                                                  " distinct keys, " + std::to_string(plan.deletes.size()) +
+                                                  " range deletes)") +
+                      " exceeds the limit of " + std::to_string(opt.max_txn_ops) +
                       " operations per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); "
                       "nothing was written");
   }
@@ -85,16 +206,17 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
   body.reserve(64 + (batch.byte_size() + ops.size() * (c.prefix().size() + 48)) * 4 / 3);
   body += '{';
   std::size_t txn_bytes = 0;
-  if (reads != nullptr && reads->compare_count() > 0) {
-    const std::size_t n = reads->compare_count();
+  if (plan.compares > 0) {
+    const std::size_t n = plan.compares;
+    const std::size_t read_keys = reads->keys.size() + plan.extra.size();
     if (n > opt.max_txn_ops) {
-      throw limit_error(context + ": the transaction read " + std::to_string(reads->keys.size()) + " keys and " +
-                        std::to_string(n - reads->keys.size()) + " ranges, which its commit checks with " +
+      throw limit_error(context + ": the transaction read " + std::to_string(read_keys) + " keys and " +
+                        std::to_string(n - read_keys) + " ranges, which its commit checks with " +
                         std::to_string(n) + " compares, more than the limit of " + std::to_string(opt.max_txn_ops) +
                         " per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); nothing was "
                         "written: read fewer keys in one transaction");
     }
-    txn_bytes += reads->append_compares(body);
+    txn_bytes += reads->append_compares(body, plan.extra);
     body += ',';
   }
   const std::size_t prefix = c.prefix().size();
@@ -105,11 +227,11 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
                                   : key_field;
     txn_bytes += field_size(field_size(inner));
   }
+  for (const etcd_range& d : plan.deletes) txn_bytes += field_size(field_size(field_size(d.begin.size()) + field_size(d.end.size())));
   const std::size_t request_bytes = field_size(txn_bytes) + request_overhead_bytes;
   if (request_bytes > opt.max_request_bytes) {
-    throw limit_error(context + ": a batch of " + std::to_string(ops.size()) + " operations" +
-                      (reads != nullptr && reads->compare_count() > 0
-                           ? " and " + std::to_string(reads->compare_count()) + " compares"
+    throw limit_error(context + ": a batch of " + std::to_string(n_ops) + " operations" +
+                      (plan.compares > 0 ? " and " + std::to_string(plan.compares) + " compares"
                            : std::string()) +
                       " encodes to " + std::to_string(request_bytes) + " request bytes, more than the limit of " +
                       std::to_string(opt.max_request_bytes) +
@@ -118,6 +240,15 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
   }
   body += "\"success\":[";
   bool first = true;
+  for (const etcd_range& d : plan.deletes) {
+    if (!first) body += ',';
+    first = false;
+    body += "{\"request_delete_range\":{\"key\":\"";
+    base64_append(body, d.begin);
+    body += "\",\"range_end\":\"";
+    base64_append(body, d.end);
+    body += "\"}}";
+  }
   for (const write_batch::op& o : ops) {
     if (!first) body += ',';
     first = false;
