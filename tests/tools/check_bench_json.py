@@ -3,8 +3,9 @@
 
 usage: check_bench_json.py <keyschema-bench> <work dir> <backend>...
 
-Fails (exit 1, saying why) unless the program exits 0, the JSON parses, has "machine" and
-"runs", every run has the documented fields with sane values, every listed backend appears, and
+Fails (exit 1, saying why) unless the program exits 0, the JSON parses, is format 2 (format_version,
+keyschema_version, timestamp, settings, machine, runs, recommendations; every run keeps its
+repetitions' samples; a figure not measured is null, never 0), every run has the documented fields with sane values, every listed backend appears, and
 the durable backends appear at sync on and off with a native ratio for the LevelDB and LMDB
 write and read workloads, every broker variant (queue counts, 64 KiB chunked bodies, drained
 lookup after compaction, XA, reopen, grouped recovery, expiry) has a row for every durable backend,
@@ -30,10 +31,28 @@ if proc.returncode != 0:
 with open(js) as f:
     doc = json.load(f)
 errors = []
-if "machine" not in doc or "runs" not in doc:
-    errors.append("JSON lacks machine or runs")
-fields = ["backend", "sync", "workload", "ops_per_s", "p50_us", "p99_us", "native_ops_per_s", "disk_bytes",
-          "disk_bytes_compacted"]
+for k in ("format_version", "keyschema_version", "timestamp", "settings", "machine", "runs", "recommendations"):
+    if k not in doc:
+        errors.append(f"JSON lacks {k}")
+if doc.get("format_version") != 2:
+    errors.append(f"format_version is {doc.get('format_version')}, not 2")
+if not doc.get("settings", {}).get("quick"):
+    errors.append("settings.quick is not true in a --quick run")
+if "INDICATIVE" not in proc.stdout:
+    errors.append("the --quick table is not marked indicative")
+if "\033" in proc.stderr:
+    errors.append("progress escape codes on a stderr that is not a terminal")
+fields = ["backend", "sync", "workload", "ops_per_s", "min_ops_per_s", "max_ops_per_s", "samples", "p50_us", "p99_us",
+          "native_ops_per_s", "native_samples", "disk_bytes", "disk_bytes_compacted"]
+
+
+def num(v):
+    """A figure, or 0 for null (not measured)."""
+    if v == 0:
+        errors.append("a figure is 0 where null (not measured) is meant")
+    return 0 if v is None else v
+
+
 runs = doc.get("runs", [])
 for r in runs:
     for k in fields:
@@ -41,6 +60,8 @@ for r in runs:
             errors.append(f"run {r} lacks {k}")
     if r.get("ops_per_s", 0) <= 0:
         errors.append(f"run {r.get('backend')}/{r.get('workload')} has ops_per_s {r.get('ops_per_s')}")
+    if len(r.get("samples", [])) != doc.get("settings", {}).get("repetitions"):
+        errors.append(f"run {r.get('backend')}/{r.get('workload')} keeps {len(r.get('samples', []))} samples")
 seen = {r["backend"] for r in runs}
 for b in backends:
     if b not in seen:
@@ -50,7 +71,7 @@ for b in backends:
 for b in ("leveldb", "lmdb"):
     if b in backends:
         for w in ("publish", "bulk_load", "random_reads"):
-            if not any(r["backend"] == b and r["workload"] == w and r["native_ops_per_s"] > 0 for r in runs):
+            if not any(r["backend"] == b and r["workload"] == w and num(r["native_ops_per_s"]) > 0 for r in runs):
                 errors.append(f"{b} {w} has no native figure")
 variants = ["publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k", "drained_lookup",
             "drained_lookup_compacted", "xa_commit", "xa_rollback", "reopen", "recovery_grouped",
@@ -62,12 +83,12 @@ for b in backends:
         if not any(r["backend"] == b and r["workload"] == w for r in runs):
             errors.append(f"{b} has no {w} row")
     for w in ("publish_1_queue", "publish_10000_queues", "publish_64k"):
-        if not any(r["backend"] == b and r["workload"] == w and r["native_ops_per_s"] > 0 for r in runs):
+        if not any(r["backend"] == b and r["workload"] == w and num(r["native_ops_per_s"]) > 0 for r in runs):
             errors.append(f"{b} {w} has no native figure")
     writes = [r for r in runs if r["backend"] == b and r["workload"] == "publish"]
-    if not writes or any(r["disk_bytes_compacted"] <= 0 for r in writes):
+    if not writes or any(num(r["disk_bytes_compacted"]) <= 0 for r in writes):
         errors.append(f"{b} publish has no disk size after compaction")
-if doc.get("machine", {}).get("fsync_per_s", 0) <= 0:
+if num(doc.get("machine", {}).get("fsync_per_s")) <= 0:
     errors.append("machine.fsync_per_s not measured")
 with open(svg) as f:
     text = f.read()

@@ -9,7 +9,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -54,14 +56,120 @@ TEST_CASE("aggregate takes the median rate and pools latencies") {
   CHECK(r.workload == "w");
 }
 
-TEST_CASE("recommendations name the fastest durable store and its lead") {
+TEST_CASE("recommendations name the fastest durable store and its lead when it is significant") {
   std::vector<cmp::result> runs(3);
   runs[0] = {"memory", false, false, "w", 1e6};
   runs[1] = {"a", true, true, "w", 300};
   runs[2] = {"b", true, true, "w", 100};
+  runs[1].samples = {300, 310, 290, 305, 295};
+  runs[2].samples = {100, 104, 96, 101, 99};
   const auto rec = cmp::recommendations(runs);
   REQUIRE(rec.size() == 1);
   CHECK(rec[0].find("w, sync on: a, 3.00x b") == 0);
+  CHECK(rec[0].find("p = 0.008") != std::string::npos);  // 2 / C(10, 5): every sample of a beats every one of b
+}
+
+TEST_CASE("recommendations say there is no clear winner when the samples do not separate") {
+  std::vector<cmp::result> runs(2);
+  runs[0] = {"a", true, true, "w", 310};
+  runs[1] = {"b", true, true, "w", 300};
+  runs[0].samples = {310, 250, 400, 280, 330};  // a's median leads by 3 %, its samples overlap b's
+  runs[1].samples = {300, 350, 260, 320, 290};
+  auto rec = cmp::recommendations(runs);
+  REQUIRE(rec.size() == 1);
+  CHECK(rec[0].find("w, sync on: no clear winner: a ~ b") == 0);
+  // Three repetitions a side never decide (the smallest p is 0.1), however far apart.
+  runs[0].samples = {1000, 1001, 1002};
+  runs[1].samples = {1, 2, 3};
+  rec = cmp::recommendations(runs);
+  CHECK(rec[0].find("no clear winner") != std::string::npos);
+  CHECK(rec[0].find("fewer than 5 repetitions") != std::string::npos);
+}
+
+TEST_CASE("the chart: one panel per workload, a star only over a significant winner") {
+  std::vector<cmp::result> runs(4);
+  runs[0] = {"leveldb", true, true, "publish", 300};
+  runs[1] = {"lmdb", true, true, "publish", 100};
+  runs[2] = {"leveldb", true, true, "consume", 310};
+  runs[3] = {"lmdb", true, true, "consume", 300};
+  runs[0].samples = {300, 310, 290, 305, 295};
+  runs[1].samples = {100, 104, 96, 101, 99};
+  runs[2].samples = {310, 250, 400, 280, 330};
+  runs[3].samples = {300, 350, 260, 320, 290};
+  runs[0].native_ops_per_s = 320;
+  const std::string svg = cmp::to_svg(cmp::machine_info{}, runs);
+  std::size_t panels = 0, stars = 0;
+  for (std::size_t at = 0; (at = svg.find("<g>", at)) != std::string::npos; ++at) ++panels;
+  for (std::size_t at = 0; (at = svg.find("&#9733;", at)) != std::string::npos; ++at) ++stars;
+  CHECK(panels == 2);
+  CHECK(stars == 1);  // publish: leveldb significantly faster; consume: no clear winner
+  CHECK(svg.find(">publish</text>") != std::string::npos);
+  CHECK(svg.find("fill=\"#4e79a7\"") != std::string::npos);  // LevelDB's fixed colour
+  CHECK(cmp::significant_winner(runs, "publish", true) == &runs[0]);
+  CHECK(cmp::significant_winner(runs, "consume", true) == nullptr);
+}
+
+TEST_CASE("mann_whitney_p: exact values") {
+  CHECK(cmp::mann_whitney_p({4, 5, 6}, {1, 2, 3}) == Approx(0.1));          // 2 / C(6, 3)
+  CHECK(cmp::mann_whitney_p({6, 7, 8, 9, 10}, {1, 2, 3, 4, 5}) == Approx(2.0 / 252));
+  CHECK(cmp::mann_whitney_p({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10}) == Approx(2.0 / 252));  // symmetric
+  CHECK(cmp::mann_whitney_p({1, 3, 5}, {2, 4, 6}) == Approx(0.7));          // U = 3: P(U <= 3) = 7/20
+  CHECK(cmp::mann_whitney_p({}, {1}) == 1.0);
+  CHECK(cmp::mann_whitney_p({2, 2}, {2, 2}) == 1.0);                        // all tied
+  // Large samples: the normal approximation agrees with the exact test where both apply.
+  std::vector<double> a, b;
+  for (int i = 0; i < 30; ++i) {
+    a.push_back(i * 2.0 + 1.5);
+    b.push_back(i * 2.0);
+  }
+  const double exact = cmp::mann_whitney_p(a, b);
+  a.push_back(b.front());  // a tie: the normal approximation
+  b.push_back(1e9);
+  const double approx = cmp::mann_whitney_p(a, b);
+  CHECK(exact > 0.05);
+  CHECK(approx > 0.05);
+  CHECK(std::abs(exact - approx) < 0.2);
+}
+
+TEST_CASE("the decision rule: two runs of equal stores never name opposite winners; a real lead is found") {
+  // Runs drawn from one distribution per store, with the noise of a shared machine (log-normal,
+  // about 30 % spread), 5 repetitions a side, as keyschema-bench's default.
+  std::mt19937_64 rng(20261205);
+  std::lognormal_distribution<double> noise(0.0, 0.3);
+  auto run = [&](double rate) {
+    std::vector<double> v;
+    for (int i = 0; i < 5; ++i) v.push_back(rate * noise(rng));
+    return v;
+  };
+  int contradictions = 0, false_leads = 0;
+  constexpr int pairs = 2000;
+  for (int i = 0; i < pairs; ++i) {
+    const cmp::comparison_result first = cmp::compare(run(1000), run(1000));
+    const cmp::comparison_result second = cmp::compare(run(1000), run(1000));
+    false_leads += (first.v != cmp::verdict::no_clear_winner) + (second.v != cmp::verdict::no_clear_winner);
+    if ((first.v == cmp::verdict::first_faster && second.v == cmp::verdict::second_faster) ||
+        (first.v == cmp::verdict::second_faster && second.v == cmp::verdict::first_faster))
+      ++contradictions;
+  }
+  INFO("false leads: " << false_leads << " of " << 2 * pairs << " comparisons of equal stores");
+  CHECK(contradictions == 0);
+  CHECK(false_leads < 2 * pairs / 100);  // below alpha = 1 %
+  // A real 1.5x lead under 10 % noise: found in most runs (every repetition of the faster store
+  // beats every one of the slower in about 96 % of runs), and the slower store never named.
+  std::lognormal_distribution<double> quiet(0.0, 0.1);
+  auto quiet_run = [&](double rate) {
+    std::vector<double> v;
+    for (int i = 0; i < 5; ++i) v.push_back(rate * quiet(rng));
+    return v;
+  };
+  int found = 0, wrong = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const cmp::comparison_result r = cmp::compare(quiet_run(1500), quiet_run(1000));
+    found += r.v == cmp::verdict::first_faster;
+    wrong += r.v == cmp::verdict::second_faster;
+  }
+  CHECK(wrong == 0);
+  CHECK(found > 900);
 }
 
 using kv = ks::keyspace<"kv", std::string, ks::lit<"KV">, ks::field<"k", std::uint64_t>>;
@@ -92,8 +200,13 @@ TEST_CASE("probe::parallel runs every call on every thread and records each") {
 
 TEST_CASE("runner runs a workload and writes JSON and SVG") {
   const char* argv[] = {"t", "--repetitions", "2", "--warmup", "1", "--no-progress", "--mine"};
-  cmp::runner<schema> r(7, argv);
-  REQUIRE(r.opts().rest == std::vector<std::string>{"--mine"});
+  // runner(argc, argv) refuses an option it does not know; a program with options of its own
+  // parses first and hands the runner what it knows.
+  CHECK_THROWS_WITH(cmp::runner<schema>(7, argv), Catch::Contains("unknown option '--mine'"));
+  cmp::options o = cmp::options::parse(7, argv);
+  REQUIRE(o.rest == std::vector<std::string>{"--mine"});
+  o.rest.clear();
+  cmp::runner<schema> r(o);
   int calls = 0;
   r.run("writes", [&](auto& db, cmp::probe& p) {
     ++calls;
@@ -111,7 +224,13 @@ TEST_CASE("runner runs a workload and writes JSON and SVG") {
     for (int i = 0; i < 10; ++i) p.op([] {});
   });
   CHECK(r.results()[0].native_ops_per_s > 0);
-  const std::string json = cmp::to_json(r.machine(), r.results());
+  CHECK(r.results()[0].samples.size() == 2);
+  CHECK(r.results()[0].native_samples.size() == 2);
+  const std::string json = cmp::to_json(r.machine(), r.results(), &r.opts());
+  CHECK(json.find("{\"format_version\":2,\"keyschema_version\":\"") == 0);
+  CHECK(json.find("\"settings\":{\"warmup\":1,\"repetitions\":2,") != std::string::npos);
+  CHECK(json.find("\"samples\":[") != std::string::npos);
+  CHECK(json.find("\"disk_bytes\":null") != std::string::npos);  // the memory backend keeps nothing on disk
   CHECK(json.find("\"runs\":[") != std::string::npos);
   CHECK(json.find("\"backend\":\"memory\"") != std::string::npos);
   const std::string svg = cmp::to_svg(r.machine(), r.results());
@@ -205,6 +324,44 @@ TEST_CASE("a --workloads or --backends name that no run offers is an error, not 
     CHECK(r.results().size() == 1);
     CHECK(r.finish() == 0);
   }
+}
+
+TEST_CASE("repetitions of the stores of a workload are interleaved round-robin") {
+  const char* argv[] = {"t", "--repetitions", "3", "--warmup", "1", "--no-progress"};
+  cmp::runner<schema> r(6, argv);
+  std::vector<std::string> order;
+  const cmp::backend<schema, ks::memory_backend> a{"a"}, b{"b"};
+  int calls = 0;
+  r.run("w", [&](auto& db, cmp::probe& p) {
+    order.push_back(calls++ % 2 == 0 ? "first" : "second");
+    p.op([&] { db.template put<kv>({1}, std::string("v"), p.write()); });
+  }, a, b);
+  // 4 runs of each (1 warm-up + 3), alternating between the two stores.
+  CHECK(order == std::vector<std::string>{"first", "second", "first", "second", "first", "second", "first", "second"});
+  REQUIRE(r.results().size() == 2);
+  CHECK(r.results()[0].backend == "a");
+  CHECK(r.results()[0].samples.size() == 3);
+}
+
+TEST_CASE("--quick, --full and --scale set the sizes' factor; --quick is marked indicative") {
+  const char* q[] = {"t", "--quick"};
+  const cmp::options o = cmp::options::parse(2, q);
+  CHECK(o.quick);
+  CHECK(o.scale == 0.05);
+  CHECK(o.repetitions == 1);
+  const char* f[] = {"t", "--scale", "2.5"};
+  CHECK(cmp::options::parse(3, f).scale == 2.5);
+  const char* bad[] = {"t", "--scale", "0"};
+  CHECK_THROWS_WITH(cmp::options::parse(3, bad), Catch::Contains("--scale"));
+  std::ostringstream table;
+  cmp::print_table(table, cmp::machine_info{}, {}, true);
+  CHECK(table.str().find("INDICATIVE ONLY") != std::string::npos);
+}
+
+TEST_CASE("expect() refuses a misspelt workload before anything runs") {
+  const char* argv[] = {"t", "--no-progress", "--workloads", "pubish"};
+  cmp::runner<schema> r(4, argv);
+  CHECK_THROWS_WITH(r.expect({"publish", "consume"}, {"memory"}), Catch::Contains("--workloads names 'pubish'"));
 }
 
 TEST_CASE("bad options name the option") {

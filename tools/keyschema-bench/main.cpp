@@ -1151,9 +1151,10 @@ void usage() {
       "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
       "         [--json PATH] [--svg PATH] [--no-progress]\n"
       "         [--etcd-endpoints URL,... | --etcd-script PATH] [--etcd-port N] [--etcd-limits]\n"
-      "Default: every backend but etcd and every workload, 1 warm-up and 3 repetitions, --json\n"
+      "Default: every backend but etcd and every workload, 1 warm-up and 5 repetitions, --json\n"
       "keyschema-bench.json --svg keyschema-bench.svg in the current directory, data in a fresh\n"
-      "temporary directory. --quick: sizes / 20, no warm-up, 1 repetition (seconds); --full: sizes x 10.\n"
+      "temporary directory. --quick: sizes / 20, no warm-up, 1 repetition (seconds; indicative only:\n"
+      "one repetition names no store faster); --full: sizes x 10; --scale F: sizes x F.\n"
       "etcd (a replicated server, minutes per run) joins when --backends names it, e.g.\n"
       "  --backends leveldb,lmdb,rocksdb,sqlite,etcd --sync on\n"
       "The program then starts a local 3-member cluster with etcd-cluster.sh (--etcd-script;\n"
@@ -1189,16 +1190,7 @@ int main(int argc, char** argv) {
     bool etcd_limits = false;
     for (std::size_t i = 0; i < opt.rest.size(); ++i) {
       const std::string& a = opt.rest[i];
-      if (a == "--quick") {
-        quick = true;
-        sz.scale(0.05);
-        opt.warmup = 0;
-        opt.repetitions = 1;
-      } else if (a == "--full") {
-        sz.scale(10);
-      } else if (a == "--scale" && i + 1 < opt.rest.size()) {
-        sz.scale(std::stod(opt.rest[++i]));
-      } else if (a == "--etcd-endpoints" && i + 1 < opt.rest.size()) {
+      if (a == "--etcd-endpoints" && i + 1 < opt.rest.size()) {
         etcd_endpoints = opt.rest[++i];
       } else if (a == "--etcd-script" && i + 1 < opt.rest.size()) {
         etcd_script = opt.rest[++i];
@@ -1214,6 +1206,9 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    // --quick, --full and --scale are the comparison harness's options (options::parse).
+    quick = opt.quick;
+    if (opt.scale != 1.0) sz.scale(opt.scale);
     if (opt.json.empty()) opt.json = "keyschema-bench.json";
     if (opt.svg.empty()) opt.svg = "keyschema-bench.svg";
     // Every backend but etcd unless --backends names them.
@@ -1231,6 +1226,12 @@ int main(int argc, char** argv) {
     }
 
     cmp::runner<broker> br(opt);
+    // A misspelt --workloads or --backends name is an error now, not after the run.
+    br.expect({"publish", "publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k", "browse",
+               "consume", "drain", "drained_lookup", "drained_lookup_compacted", "xa_commit", "xa_rollback", "reopen",
+               "recovery_grouped", "recovery_per_topic", "expiry", "bulk_load", "individual_writes", "batch_writes",
+               "random_reads", "random_reads_2_threads", "random_range_reads", "removals"},
+              {"memory", "leveldb", "lmdb", "rocksdb", "sqlite", "etcd"});
 #if KEYSCHEMA_BENCH_WITH_ETCD
     // Declared after the runner: stopped before the runner removes the data directory.
     std::optional<keyschema_bench::local_etcd_cluster> cluster;

@@ -15,6 +15,13 @@
 //                         ks::comparison::backend<my_schema, ks::lmdb_backend>{"lmdb"});
 //   return r.finish();                                             // table, JSON, SVG
 //
+// Statistics (statistics.hpp): every repetition's rate is kept (result::samples); a cell is
+// reported as the median with min..max and the count; the repetitions of the cells of one
+// workload run round-robin, so a change of the machine's load hits every store alike; and a
+// recommendation names a store faster only when the Mann-Whitney U test over the repetitions
+// gives p < 0.01 and the medians are at least 5 % apart, else "no clear winner". Default: 1
+// warm-up and 5 repetitions (fewer a side can never decide).
+//
 // Each repetition (and each warm-up run) opens a fresh store in a fresh directory under the data
 // directory, calls the workload once, measures the directory's allocated bytes while the store is
 // still open, closes the store and removes the directory. After the last repetition of a write
@@ -36,6 +43,7 @@
 // throw std::invalid_argument naming the option.
 #pragma once
 
+#include <keyschema/comparison/statistics.hpp>
 #include <keyschema/keyschema.hpp>
 
 #include <algorithm>
@@ -44,6 +52,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -71,25 +80,6 @@ namespace comparison {
 // ---------------------------------------------------------------------------------------------
 // Aggregation (public so that it can be tested and reused)
 
-// The p-th percentile (0 <= p <= 100) of `values` by the nearest-rank method: the smallest value
-// such that at least p % of the values are <= it. `values` is taken by value and sorted.
-// Returns 0 for an empty vector. REQUIRES: 0 <= p <= 100.
-inline double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
-  const std::size_t idx = rank < 1.0 ? 0 : static_cast<std::size_t>(rank) - 1;
-  return values[std::min(idx, values.size() - 1)];
-}
-
-// The median of `values` (the mean of the two middle values for an even count); 0 when empty.
-inline double median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
-}
-
 // One repetition's measurement: the items processed and the time spent inside probe::op, and the
 // latency of every op() call in microseconds.
 struct sample {
@@ -113,6 +103,8 @@ struct result {
   std::uint64_t disk_bytes = 0;   // allocated bytes of the database directory (last repetition)
   std::uint64_t disk_bytes_compacted = 0;  // the same after backend::compact; 0: not measured
   bool reads = false;             // a read workload (run_reads): durability does not apply
+  std::vector<double> samples{};        // ops/s of each repetition, in the order they ran
+  std::vector<double> native_samples{}; // the native API's, when measured
 };
 
 // Combines the repetitions of one (backend, sync, workload): ops/s and calls/s are medians of
@@ -129,6 +121,7 @@ inline result aggregate(std::string backend, bool sync, std::string workload, co
   }
   r.ops_per_s = median(rates);
   r.calls_per_s = median(call_rates);
+  r.samples = rates;
   r.p50_us = percentile(lat, 50);
   r.p99_us = percentile(lat, 99);
   return r;
@@ -325,14 +318,17 @@ struct backend {
 
 struct options {
   int warmup = 1;                       // --warmup N: runs discarded before the measured ones
-  int repetitions = 3;                  // --repetitions N
+  int repetitions = 5;                  // --repetitions N (5 or more a side can decide: statistics.hpp)
+  double scale = 1.0;                   // --quick (0.05, no warm-up, 1 repetition), --full (10), --scale F:
+                                        // a factor for the workload's sizes (the workload reads it)
+  bool quick = false;                   // --quick: the figures are indicative only
   std::string json;                     // --json PATH
   std::string svg;                      // --svg PATH
   std::filesystem::path dir;            // --dir PATH (default: a fresh temporary directory)
   std::vector<std::string> backends;    // --backends a,b (default: all)
   std::vector<std::string> workloads;   // --workloads a,b (default: all)
   bool sync_on = true, sync_off = true; // --sync on|off|both
-  bool progress = true;                 // --no-progress
+  bool progress = ::isatty(STDERR_FILENO) != 0;  // --no-progress; never when stderr is no terminal
   std::vector<std::string> rest;        // arguments this parser does not know, in order
 
   static std::vector<std::string> split(const std::string& s) {
@@ -363,7 +359,22 @@ struct options {
           throw std::invalid_argument("keyschema::comparison: option " + a + " takes a count >= 0, not '" + v + "'");
         }
       };
-      if (a == "--warmup") o.warmup = number();
+      if (a == "--quick") {
+        o.quick = true;
+        o.scale = 0.05;
+        o.warmup = 0;
+        o.repetitions = 1;
+      } else if (a == "--full") o.scale = 10;
+      else if (a == "--scale") {
+        const std::string v = value();
+        try {
+          std::size_t used = 0;
+          o.scale = std::stod(v, &used);
+          if (used != v.size() || !(o.scale > 0)) throw std::invalid_argument(v);
+        } catch (const std::exception&) {
+          throw std::invalid_argument("keyschema::comparison: option --scale takes a factor > 0, not '" + v + "'");
+        }
+      } else if (a == "--warmup") o.warmup = number();
       else if (a == "--repetitions") o.repetitions = std::max(1, number());
       else if (a == "--json") o.json = value();
       else if (a == "--svg") o.svg = value();
@@ -448,29 +459,30 @@ inline std::string format_bytes(std::uint64_t b) {
   return buf;
 }
 
-// The JSON document: {"machine":{...},"runs":[{...}, ...]}.
-inline std::string to_json(const machine_info& m, const std::vector<result>& runs) {
-  std::ostringstream o;
-  o.precision(6);
-  o << "{\"machine\":{\"cores\":" << m.cores << ",\"fsync_per_s\":" << m.fsync_per_s
-    << ",\"load_average\":" << m.load_average << ",\"cpu\":\"" << json_escape(m.cpu) << "\",\"note\":\""
-    << json_escape(m.note) << "\"},\"runs\":[";
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const result& r = runs[i];
-    o << (i ? "," : "") << "\n{\"backend\":\"" << json_escape(r.backend) << "\",\"sync\":" << (r.sync ? "true" : "false")
-      << ",\"durable\":" << (r.durable ? "true" : "false") << ",\"reads\":" << (r.reads ? "true" : "false")
-      << ",\"workload\":\"" << json_escape(r.workload)
-      << "\",\"ops_per_s\":" << r.ops_per_s << ",\"calls_per_s\":" << r.calls_per_s << ",\"p50_us\":" << r.p50_us
-      << ",\"p99_us\":" << r.p99_us << ",\"native_ops_per_s\":" << r.native_ops_per_s
-      << ",\"disk_bytes\":" << r.disk_bytes << ",\"disk_bytes_compacted\":" << r.disk_bytes_compacted << "}";
+// The store the decision rule names fastest for (workload, sync) among those that keep data on
+// disk, or nullptr when there is none (no clear winner, or one store only).
+inline const result* significant_winner(const std::vector<result>& runs, const std::string& workload, bool sync,
+                                        const decision_rule& rule = {}) {
+  const result* best = nullptr;
+  const result* second = nullptr;
+  for (const result& r : runs) {
+    if (r.workload != workload || r.sync != sync || !r.durable || r.ops_per_s <= 0) continue;
+    if (best == nullptr || r.ops_per_s > best->ops_per_s) {
+      second = best;
+      best = &r;
+    } else if (second == nullptr || r.ops_per_s > second->ops_per_s) {
+      second = &r;
+    }
   }
-  o << "]}\n";
-  return o.str();
+  if (best == nullptr || second == nullptr) return nullptr;
+  return compare(best->samples, second->samples, rule).v == verdict::first_faster ? best : nullptr;
 }
 
-// For each workload: the fastest durable backend at sync = true and at sync = false, and how
-// much faster it is than the next one. One line per (workload, sync).
-inline std::vector<std::string> recommendations(const std::vector<result>& runs) {
+// For each workload and durability: the fastest store that keeps data on disk, and its lead over
+// the next, named only when the decision rule (statistics.hpp: Mann-Whitney U over the
+// repetitions' rates, p < 0.01, medians at least 5 % apart) says the lead is not noise;
+// otherwise "no clear winner: A ~ B". One line per (workload, sync).
+inline std::vector<std::string> recommendations(const std::vector<result>& runs, const decision_rule& rule = {}) {
   std::vector<std::string> workloads;
   for (const result& r : runs)
     if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) workloads.push_back(r.workload);
@@ -483,14 +495,22 @@ inline std::vector<std::string> recommendations(const std::vector<result>& runs)
       if (c.empty()) continue;
       const char* dur = c[0]->reads ? "reads" : sync ? "sync on" : "sync off";
       std::sort(c.begin(), c.end(), [](const result* a, const result* b) { return a->ops_per_s > b->ops_per_s; });
-      char buf[256];
+      char buf[320];
       if (c.size() == 1) {
         std::snprintf(buf, sizeof buf, "%s, %s: %s (%s ops/s; no other store measured)", w.c_str(), dur,
                       c[0]->backend.c_str(), format_rate(c[0]->ops_per_s).c_str());
       } else {
-        std::snprintf(buf, sizeof buf, "%s, %s: %s, %.2fx %s (%s vs %s ops/s)", w.c_str(), dur,
-                      c[0]->backend.c_str(), c[0]->ops_per_s / c[1]->ops_per_s, c[1]->backend.c_str(),
-                      format_rate(c[0]->ops_per_s).c_str(), format_rate(c[1]->ops_per_s).c_str());
+        const comparison_result cr = compare(c[0]->samples, c[1]->samples, rule);
+        const std::size_t n0 = c[0]->samples.size(), n1 = c[1]->samples.size();
+        if (cr.v == verdict::first_faster) {
+          std::snprintf(buf, sizeof buf, "%s, %s: %s, %.2fx %s (%s vs %s ops/s; p = %.3f, n = %zu + %zu)", w.c_str(), dur,
+                        c[0]->backend.c_str(), cr.ratio, c[1]->backend.c_str(), format_rate(c[0]->ops_per_s).c_str(),
+                        format_rate(c[1]->ops_per_s).c_str(), cr.p, n0, n1);
+        } else {
+          std::snprintf(buf, sizeof buf, "%s, %s: no clear winner: %s ~ %s (%.2fx, p = %.2f, n = %zu + %zu%s)", w.c_str(), dur,
+                        c[0]->backend.c_str(), c[1]->backend.c_str(), c[0]->ops_per_s / c[1]->ops_per_s, cr.p, n0, n1,
+                        std::min(n0, n1) < 5 ? "; fewer than 5 repetitions a side cannot decide" : "");
+        }
       }
       out.emplace_back(buf);
     }
@@ -498,8 +518,74 @@ inline std::vector<std::string> recommendations(const std::vector<result>& runs)
   return out;
 }
 
+// The JSON document, format 2:
+//   {"format_version":2, "keyschema_version":"0.1.0", "timestamp":"2026-12-05T13:20:00Z",
+//    "settings":{"warmup":1,"repetitions":5,"sync":"both","backends":[...],"workloads":[...]},
+//    "machine":{...}, "runs":[{..., "ops_per_s":median, "min_ops_per_s", "max_ops_per_s",
+//    "samples":[each repetition's ops/s], "native_ops_per_s":median or null,
+//    "native_samples":[...], "disk_bytes_compacted":bytes or null}, ...],
+//    "recommendations":["...", ...]}
+// A figure that was not measured is null (never 0). settings is absent when opt is null.
+inline std::string to_json(const machine_info& m, const std::vector<result>& runs, const options* opt = nullptr) {
+  std::ostringstream o;
+  o.precision(6);
+  auto list = [&](const std::vector<double>& v) {
+    o << "[";
+    for (std::size_t i = 0; i < v.size(); ++i) o << (i ? "," : "") << v[i];
+    o << "]";
+  };
+  auto names = [&](const std::vector<std::string>& v) {
+    o << "[";
+    for (std::size_t i = 0; i < v.size(); ++i) o << (i ? "," : "") << "\"" << json_escape(v[i]) << "\"";
+    o << "]";
+  };
+  char stamp[32] = "";
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  if (::gmtime_r(&now, &utc) != nullptr) std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  o << "{\"format_version\":2,\"keyschema_version\":\"" << KEYSCHEMA_VERSION_MAJOR << "." << KEYSCHEMA_VERSION_MINOR << "."
+    << KEYSCHEMA_VERSION_PATCH << "\",\"timestamp\":\"" << stamp << "\",";
+  if (opt != nullptr) {
+    o << "\"settings\":{\"warmup\":" << opt->warmup << ",\"repetitions\":" << opt->repetitions << ",\"scale\":"
+      << opt->scale << ",\"quick\":" << (opt->quick ? "true" : "false") << ",\"sync\":\""
+      << (opt->sync_on && opt->sync_off ? "both" : opt->sync_on ? "on" : "off") << "\",\"backends\":";
+    names(opt->backends);
+    o << ",\"workloads\":";
+    names(opt->workloads);
+    o << "},";
+  }
+  o << "\"machine\":{\"cores\":" << m.cores << ",\"fsync_per_s\":";
+  if (m.fsync_per_s > 0) o << m.fsync_per_s; else o << "null";
+  o << ",\"load_average\":";
+  if (m.load_average >= 0) o << m.load_average; else o << "null";
+  o << ",\"cpu\":\"" << json_escape(m.cpu) << "\",\"note\":\"" << json_escape(m.note) << "\"},\"runs\":[";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const result& r = runs[i];
+    const spread sp = summarize(r.samples);
+    o << (i ? "," : "") << "\n{\"backend\":\"" << json_escape(r.backend) << "\",\"sync\":" << (r.sync ? "true" : "false")
+      << ",\"durable\":" << (r.durable ? "true" : "false") << ",\"reads\":" << (r.reads ? "true" : "false")
+      << ",\"workload\":\"" << json_escape(r.workload) << "\",\"ops_per_s\":" << r.ops_per_s
+      << ",\"min_ops_per_s\":" << sp.min << ",\"max_ops_per_s\":" << sp.max << ",\"samples\":";
+    list(r.samples);
+    o << ",\"calls_per_s\":" << r.calls_per_s << ",\"p50_us\":" << r.p50_us << ",\"p99_us\":" << r.p99_us
+      << ",\"native_ops_per_s\":";
+    if (r.native_ops_per_s > 0) o << r.native_ops_per_s; else o << "null";
+    o << ",\"native_samples\":";
+    list(r.native_samples);
+    o << ",\"disk_bytes\":";
+    if (r.durable) o << r.disk_bytes; else o << "null";
+    o << ",\"disk_bytes_compacted\":";
+    if (r.disk_bytes_compacted > 0) o << r.disk_bytes_compacted; else o << "null";
+    o << "}";
+  }
+  o << "],\n\"recommendations\":";
+  names(recommendations(runs));
+  o << "}\n";
+  return o.str();
+}
+
 // The table: one row per result, then the recommendations.
-inline void print_table(std::ostream& os, const machine_info& m, const std::vector<result>& runs) {
+inline void print_table(std::ostream& os, const machine_info& m, const std::vector<result>& runs, bool quick = false) {
   char buf[512];
   std::string fsync = "not measured";
   if (m.fsync_per_s > 0) fsync = std::to_string(static_cast<long long>(m.fsync_per_s)) + "/s";
@@ -507,8 +593,9 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
                 m.cpu.empty() ? "cpu unknown" : m.cpu.c_str(), m.load_average, fsync.c_str(),
                 m.note.empty() ? "" : "; ", m.note.c_str());
   os << buf;
-  std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %10s %10s %8s %8s %10s %10s\n", "workload", "backend", "sync",
-                "ops/s", "p50 us", "p99 us", "native", "x fsync", "disk", "compacted");
+  if (quick) os << "--quick: INDICATIVE ONLY (small sizes, one repetition: no store is named faster)\n";
+  std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %19s %10s %10s %8s %8s %10s %10s\n", "workload", "backend", "sync",
+                "ops/s", "min..max (n)", "p50 us", "p99 us", "native", "x fsync", "disk", "compacted");
   os << buf;
   for (const result& r : runs) {
     std::string ratio = "-";
@@ -521,85 +608,131 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
       std::snprintf(buf, sizeof buf, "%.2f", r.calls_per_s / m.fsync_per_s);
       fs = buf;
     }
-    std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %10.1f %10.1f %8s %8s %10s %10s\n", r.workload.c_str(),
+    const spread sp = summarize(r.samples);
+    const std::string range = format_rate(sp.min) + ".." + format_rate(sp.max) + " (" + std::to_string(sp.n) + ")";
+    std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %19s %10.1f %10.1f %8s %8s %10s %10s\n", r.workload.c_str(),
                   r.backend.c_str(), r.durable && !r.reads ? (r.sync ? "on" : "off") : "-", format_rate(r.ops_per_s).c_str(),
-                  r.p50_us, r.p99_us, ratio.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-",
+                  range.c_str(), r.p50_us, r.p99_us, ratio.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-",
                   r.disk_bytes_compacted > 0 ? format_bytes(r.disk_bytes_compacted).c_str() : "-");
     os << buf;
   }
-  os << "native: keyschema ops/s divided by the native API's, same workload, same run; "
+  os << "ops/s: median of the repetitions (min..max and their count beside it); "
+        "native: keyschema ops/s divided by the native API's, same workload, same run; "
         "x fsync: commits/s divided by the machine's fsync/s; compacted: disk after the engine's compaction\n";
-  os << "recommendation (fastest store that keeps data on disk, and its lead over the next):\n";
+  os << "recommendation (fastest store that keeps data on disk, and its lead over the next when it is significant:\n"
+        "Mann-Whitney U over the repetitions, p < 0.01, medians >= 5 % apart; otherwise no clear winner):\n";
   for (const std::string& line : recommendations(runs)) os << "  " << line << "\n";
 }
 
-// The chart: one group of bars per workload, one bar per (backend, sync), one colour per backend
-// (sync off drawn lighter), heights on a log10 scale of ops/s; a bar with a native measurement
-// carries a black tick at the native rate and the ratio above it.
+// The chart, small multiples: one panel per workload (4 to a row, 1200 px wide), each with its
+// own linear axis from 0 in the workload's unit (items per second: messages, entries or
+// transactions, as the workload counts them), one bar per (store, durability) with the stores in
+// fixed colours (memory grey, LevelDB blue, LMDB orange, RocksDB green, SQLite red, etcd
+// purple) and sync off beside sync on in a lighter shade, the spread of the repetitions as an
+// error bar (min..max), the native API's rate as a black tick, and a star over the store the
+// recommendation names (only when its lead is significant: see recommendations()).
 inline std::string to_svg(const machine_info& m, const std::vector<result>& runs) {
-  static const char* const colours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#9c755f"};
+  static const char* const palette[] = {"#b07aa1", "#9c755f", "#76b7b2", "#edc948"};
+  auto colour = [](const std::string& b) -> std::string {
+    if (b == "memory") return "#8c8c8c";
+    if (b == "leveldb") return "#4e79a7";
+    if (b == "lmdb") return "#f28e2b";
+    if (b == "rocksdb") return "#59a14f";
+    if (b == "sqlite") return "#e15759";
+    if (b == "etcd") return "#7b4fa8";
+    std::size_t h = 0;
+    for (const char c : b) h = h * 31 + static_cast<unsigned char>(c);
+    return palette[h % 4];
+  };
   std::vector<std::string> workloads, backends;
-  double top = 10;
   for (const result& r : runs) {
     if (std::find(workloads.begin(), workloads.end(), r.workload) == workloads.end()) workloads.push_back(r.workload);
     if (std::find(backends.begin(), backends.end(), r.backend) == backends.end()) backends.push_back(r.backend);
-    top = std::max({top, r.ops_per_s, r.native_ops_per_s});
   }
-  const double decades = std::ceil(std::log10(top));
-  const int bar = 14, gap = 24, plot_h = 300, left = 60, top_margin = 40;
-  std::size_t max_bars = 1;
-  for (const std::string& w : workloads) {
-    std::size_t n = 0;
-    for (const result& r : runs) n += r.workload == w;
-    max_bars = std::max(max_bars, n);
-  }
-  const int group_w = static_cast<int>(max_bars) * bar + gap;
-  const int width = left + static_cast<int>(workloads.size()) * group_w + 20;
-  const int height = top_margin + plot_h + 120;
-  auto y_of = [&](double v) {
-    const double l = v <= 1 ? 0 : std::log10(v);
-    return top_margin + plot_h - static_cast<int>(l / decades * plot_h);
-  };
+  const int cols = 4, panel_w = 290, panel_h = 210, gap = 10, left_axis = 46, head = 56;
+  const int rows = static_cast<int>((workloads.size() + cols - 1) / cols);
+  const int width = cols * (panel_w + gap) + gap;
+  const int height = head + rows * (panel_h + gap) + gap;
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-    << "\" font-family=\"sans-serif\" font-size=\"10\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "ops/s (log scale); %u cores, fsync %.0f/s; lighter bar: sync off; tick: native API",
+    << "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "items/s per workload (own linear scale); bar: median, whisker: min..max of the repetitions; "
+                "light: sync off; black tick: native API; star: significantly fastest; %u cores, fsync %.0f/s",
                 m.cores, m.fsync_per_s);
-  o << "<text x=\"" << left << "\" y=\"20\" font-size=\"12\">" << buf << "</text>\n";
-  for (int d = 0; d <= static_cast<int>(decades); ++d) {
-    const int y = y_of(std::pow(10.0, d));
-    o << "<line x1=\"" << left << "\" x2=\"" << width - 10 << "\" y1=\"" << y << "\" y2=\"" << y
-      << "\" stroke=\"#ddd\"/><text x=\"" << left - 4 << "\" y=\"" << y + 3 << "\" text-anchor=\"end\">1e" << d
-      << "</text>\n";
+  o << "<text x=\"" << gap << "\" y=\"18\" font-size=\"12\">" << buf << "</text>\n";
+  for (std::size_t bi = 0; bi < backends.size(); ++bi) {
+    const int lx = gap + static_cast<int>(bi) * 120, ly = 30;
+    o << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\"" << colour(backends[bi])
+      << "\"/><text x=\"" << lx + 16 << "\" y=\"" << ly + 10 << "\">" << backends[bi] << "</text>\n";
   }
   for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
-    int x = left + static_cast<int>(wi) * group_w + gap / 2;
-    const int x0 = x;
+    const int px = gap + static_cast<int>(wi % cols) * (panel_w + gap);
+    const int py = head + static_cast<int>(wi / cols) * (panel_h + gap);
+    std::vector<const result*> bars;
+    double top = 0;
     for (const result& r : runs) {
       if (r.workload != workloads[wi]) continue;
-      const std::size_t bi = static_cast<std::size_t>(std::find(backends.begin(), backends.end(), r.backend) - backends.begin());
+      bars.push_back(&r);
+      const spread sp = summarize(r.samples);
+      top = std::max({top, r.ops_per_s, sp.max, r.native_ops_per_s});
+    }
+    if (top <= 0) top = 1;
+    // A round axis top: 1, 2 or 5 times a power of ten.
+    const double mag = std::pow(10.0, std::floor(std::log10(top)));
+    double axis = mag;
+    for (const double f : {1.0, 2.0, 5.0, 10.0}) {
+      axis = f * mag;
+      if (axis >= top * 1.05) break;
+    }
+    const int plot_x = px + left_axis, plot_y = py + 22, plot_w = panel_w - left_axis - 6, plot_h = panel_h - 22 - 30;
+    auto y_of = [&](double v) { return plot_y + plot_h - static_cast<int>(std::lround(v / axis * plot_h)); };
+    o << "<g>\n<rect x=\"" << px << "\" y=\"" << py << "\" width=\"" << panel_w << "\" height=\"" << panel_h
+      << "\" fill=\"none\" stroke=\"#ccc\"/>\n<text x=\"" << px + 6 << "\" y=\"" << py + 15 << "\" font-weight=\"bold\">"
+      << workloads[wi] << "</text>\n";
+    for (int t = 0; t <= 4; ++t) {
+      const double v = axis * t / 4;
+      const int y = y_of(v);
+      o << "<line x1=\"" << plot_x << "\" x2=\"" << plot_x + plot_w << "\" y1=\"" << y << "\" y2=\"" << y
+        << "\" stroke=\"#eee\"/><text x=\"" << plot_x - 3 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\" font-size=\"9\">"
+        << format_rate(v) << "</text>\n";
+    }
+    const int n = static_cast<int>(bars.size());
+    const int slot = n > 0 ? std::max(6, plot_w / n) : plot_w;
+    const int bw = std::max(4, slot - 4);
+    for (int i = 0; i < n; ++i) {
+      const result& r = *bars[static_cast<std::size_t>(i)];
+      const int x = plot_x + i * slot + 2;
       const int y = y_of(r.ops_per_s);
-      o << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << bar - 2 << "\" height=\"" << top_margin + plot_h - y
-        << "\" fill=\"" << colours[bi % 7] << "\" fill-opacity=\"" << (r.sync || !r.durable || r.reads ? "1" : "0.45")
-        << "\"><title>" << r.backend << " sync " << (r.sync ? "on" : "off") << ": " << format_rate(r.ops_per_s)
-        << " ops/s</title></rect>\n";
+      const bool light = r.durable && !r.reads && !r.sync;
+      o << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << bw << "\" height=\"" << plot_y + plot_h - y
+        << "\" fill=\"" << colour(r.backend) << "\" fill-opacity=\"" << (light ? "0.45" : "1") << "\"><title>"
+        << r.backend << (r.durable && !r.reads ? (r.sync ? " sync on" : " sync off") : "") << ": "
+        << format_rate(r.ops_per_s) << "/s</title></rect>\n";
+      const spread sp = summarize(r.samples);
+      if (sp.n > 1) {
+        const int cx = x + bw / 2;
+        o << "<line x1=\"" << cx << "\" x2=\"" << cx << "\" y1=\"" << y_of(sp.min) << "\" y2=\"" << y_of(sp.max)
+          << "\" stroke=\"#333\"/><line x1=\"" << cx - 3 << "\" x2=\"" << cx + 3 << "\" y1=\"" << y_of(sp.max) << "\" y2=\""
+          << y_of(sp.max) << "\" stroke=\"#333\"/><line x1=\"" << cx - 3 << "\" x2=\"" << cx + 3 << "\" y1=\""
+          << y_of(sp.min) << "\" y2=\"" << y_of(sp.min) << "\" stroke=\"#333\"/>\n";
+      }
       if (r.native_ops_per_s > 0) {
         const int ny = y_of(r.native_ops_per_s);
-        std::snprintf(buf, sizeof buf, "%.2f", r.ops_per_s / r.native_ops_per_s);
-        o << "<line x1=\"" << x - 1 << "\" x2=\"" << x + bar - 1 << "\" y1=\"" << ny << "\" y2=\"" << ny
-          << "\" stroke=\"black\" stroke-width=\"2\"/><text x=\"" << x + bar / 2 << "\" y=\"" << std::min(y, ny) - 3
-          << "\" font-size=\"7\" text-anchor=\"middle\">" << buf << "</text>\n";
+        o << "<line x1=\"" << x - 1 << "\" x2=\"" << x + bw + 1 << "\" y1=\"" << ny << "\" y2=\"" << ny
+          << "\" stroke=\"black\" stroke-width=\"2\"/>\n";
       }
-      x += bar;
+      if (const result* w = significant_winner(runs, r.workload, r.sync); w == &r) {
+        o << "<text x=\"" << x + bw / 2 << "\" y=\"" << std::min(y, y_of(sp.max)) - 3
+          << "\" text-anchor=\"middle\" font-size=\"13\">&#9733;</text>\n";
+      }
+      std::string label = r.backend.substr(0, 7);
+      if (r.durable && !r.reads) label += r.sync ? "" : " off";
+      o << "<text x=\"" << x + bw / 2 << "\" y=\"" << plot_y + plot_h + 12 << "\" text-anchor=\"middle\" font-size=\""
+        << (n > 8 ? 7 : 9) << "\">" << label << "</text>\n";
     }
-    o << "<text x=\"" << (x0 + x) / 2 << "\" y=\"" << top_margin + plot_h + 14 << "\" text-anchor=\"middle\">"
-      << workloads[wi] << "</text>\n";
-  }
-  for (std::size_t bi = 0; bi < backends.size(); ++bi) {
-    const int lx = left + static_cast<int>(bi) * 110, ly = top_margin + plot_h + 40;
-    o << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\"" << colours[bi % 7]
-      << "\"/><text x=\"" << lx + 16 << "\" y=\"" << ly + 10 << "\">" << backends[bi] << "</text>\n";
+    o << "</g>\n";
   }
   o << "</svg>\n";
   return o.str();
@@ -616,7 +749,10 @@ class runner {
   // Parses the common options (see `options`); the caller reads its own from options().rest.
   // Throws std::invalid_argument for a malformed option, std::runtime_error when the data
   // directory cannot be created.
-  runner(int argc, const char* const* argv) : runner(options::parse(argc, argv)) {}
+  // Parses argc/argv (options::parse) and refuses, with std::invalid_argument naming it, any
+  // argument it does not know. A program with options of its own parses them first and passes
+  // the rest: runner(options) after options::parse, handling options::rest itself.
+  runner(int argc, const char* const* argv) : runner(strict(options::parse(argc, argv))) {}
   explicit runner(options o) : opt_(std::move(o)) {
     if (opt_.dir.empty()) {
       std::string tmpl = (std::filesystem::temp_directory_path() / "keyschema-bench-XXXXXX").string();
@@ -631,6 +767,13 @@ class runner {
   }
   runner(const runner&) = delete;
   runner& operator=(const runner&) = delete;
+  static options strict(options o) {
+    if (!o.rest.empty())
+      throw std::invalid_argument("keyschema::comparison: unknown option '" + o.rest.front() +
+                                  "' (known: --quick, --full, --scale F, --repetitions N, --warmup N, --sync on|off|both, "
+                                  "--backends a,b, --workloads a,b, --json PATH, --svg PATH, --dir PATH, --no-progress)");
+    return o;
+  }
   ~runner() {
     if (owned_) {
       std::error_code ec;
@@ -653,6 +796,14 @@ class runner {
     known_workloads_.insert(other.known_workloads().begin(), other.known_workloads().end());
     known_backends_.insert(other.known_backends().begin(), other.known_backends().end());
   }
+  // Declares every workload and backend name the program will run, and checks --workloads and
+  // --backends against them now, before anything runs (finish() checks the names run() was
+  // given). Throws std::invalid_argument naming a selected name that is not among them.
+  void expect(const std::vector<std::string>& workloads, const std::vector<std::string>& backends) {
+    const std::set<std::string> w(workloads.begin(), workloads.end()), b(backends.begin(), backends.end());
+    check_selected("--workloads", opt_.workloads, w);
+    check_selected("--backends", opt_.backends, b);
+  }
   // The workload and backend names passed to run() / run_reads(), selected or not.
   const std::set<std::string>& known_workloads() const noexcept { return known_workloads_; }
   const std::set<std::string>& known_backends() const noexcept { return known_backends_; }
@@ -672,7 +823,7 @@ class runner {
     known_workloads_.insert(workload);
     (known_backends_.insert(bs.name), ...);
     if (!opt_.wants_workload(workload)) return;
-    (run_one(workload, work, bs, false), ...);
+    run_cells(workload, work, false, bs...);
   }
 
   // Like run() for a workload that only reads (whatever it writes before its first op() is
@@ -683,7 +834,7 @@ class runner {
     known_workloads_.insert(workload);
     (known_backends_.insert(bs.name), ...);
     if (!opt_.wants_workload(workload)) return;
-    (run_one(workload, work, bs, true), ...);
+    run_cells(workload, work, true, bs...);
   }
 
   // Runs `native(dir, probe&)` (the same workload on the backend's own API, at the durability
@@ -702,7 +853,9 @@ class runner {
         std::filesystem::remove_all(dir);
         if (i >= opt_.warmup) reps.push_back(p.measured());
       }
-      r.native_ops_per_s = aggregate("", r.sync, "", reps).ops_per_s;
+      const result n = aggregate("", r.sync, "", reps);
+      r.native_ops_per_s = n.ops_per_s;
+      r.native_samples = n.samples;
     }
   }
 
@@ -716,9 +869,9 @@ class runner {
     check_selected("--workloads", opt_.workloads, known_workloads_);
     check_selected("--backends", opt_.backends, known_backends_);
     if (opt_.progress) std::cerr << "\r\033[K" << std::flush;
-    print_table(std::cout, machine_, results_);
+    print_table(std::cout, machine_, results_, opt_.quick);
     if (!opt_.json.empty()) {
-      write_file(opt_.json, to_json(machine_, results_));
+      write_file(opt_.json, to_json(machine_, results_, &opt_));
       std::cout << "json: " << std::filesystem::absolute(opt_.json).string() << "\n";
     }
     if (!opt_.svg.empty()) {
@@ -735,8 +888,46 @@ class runner {
   }
 
  private:
+  // One (backend, durability) of a workload: its repetitions so far and what it measured.
+  struct cell {
+    std::function<sample(int rep, bool last, std::uint64_t& bytes, std::uint64_t& compacted)> run;
+    std::string backend;
+    bool sync = false, durable = false, always_sync = false;
+    std::vector<sample> reps;
+    std::uint64_t bytes = 0, compacted = 0;
+  };
+
+  // Runs every cell of the workload (each selected backend at each durability) warmup +
+  // repetitions times, round-robin: repetition i of every cell before repetition i + 1 of any,
+  // so that a change in the machine's load during the workload hits every store alike.
+  template <class Work, class... Bs>
+  void run_cells(const std::string& workload, Work& work, bool reads, const backend<Schema, Bs>&... bs) {
+    std::vector<cell> cells;
+    (add_cells(cells, workload, work, bs, reads), ...);
+    const int total = opt_.warmup + opt_.repetitions;
+    for (int i = 0; i < total; ++i) {
+      for (cell& c : cells) {
+        progress(workload + " " + c.backend + " sync " + (c.sync ? "on" : "off") + " " +
+                 (i < opt_.warmup ? "warm-up" : "rep " + std::to_string(i - opt_.warmup + 1) + "/" +
+                                                    std::to_string(opt_.repetitions)));
+        sample s = c.run(i, i + 1 == total, c.bytes, c.compacted);
+        if (i >= opt_.warmup) c.reps.push_back(std::move(s));
+      }
+    }
+    for (cell& c : cells) {
+      result r = aggregate(c.backend, c.sync, workload, c.reps);
+      r.durable = c.durable;
+      r.reads = reads;
+      r.disk_bytes = c.bytes;
+      r.disk_bytes_compacted = c.compacted;
+      results_.push_back(std::move(r));
+    }
+  }
+
   template <class Work, class B>
-  void run_one(const std::string& workload, Work& work, const backend<Schema, B>& b, bool reads) {
+  void add_cells(std::vector<cell>& cells, const std::string& workload, Work& work, const backend<Schema, B>& b,
+                 bool reads) {
+    (void)workload;
     if (!opt_.wants_backend(b.name)) return;
     std::vector<bool> syncs;
     if (!b.durable || reads) syncs.push_back(false);
@@ -746,13 +937,11 @@ class runner {
       if (opt_.sync_off) syncs.push_back(false);
     }
     for (const bool sync : syncs) {
-      std::vector<sample> reps;
-      std::uint64_t bytes = 0, compacted = 0;
-      for (int i = 0; i < opt_.warmup + opt_.repetitions; ++i) {
-        const bool last = i + 1 == opt_.warmup + opt_.repetitions;
-        progress(workload + " " + b.name + " sync " + (sync ? "on" : "off") + " " +
-                 (i < opt_.warmup ? "warm-up" : "rep " + std::to_string(i - opt_.warmup + 1) + "/" +
-                                                    std::to_string(opt_.repetitions)));
+      cell c;
+      c.backend = b.name;
+      c.sync = sync;
+      c.durable = b.durable;
+      c.run = [this, &work, &b, sync, reads](int, bool last, std::uint64_t& bytes, std::uint64_t& compacted) {
         const std::filesystem::path dir = fresh_dir();
         probe p(sync);
         {
@@ -775,17 +964,11 @@ class runner {
           }
         }
         std::filesystem::remove_all(dir);
-        if (i >= opt_.warmup) reps.push_back(p.measured());
-      }
-      result r = aggregate(b.name, sync, workload, reps);
-      r.durable = b.durable;
-      r.reads = reads;
-      r.disk_bytes = bytes;
-      r.disk_bytes_compacted = compacted;
-      results_.push_back(std::move(r));
+        return p.measured();
+      };
+      cells.push_back(std::move(c));
     }
   }
-
   std::filesystem::path fresh_dir() {
     const std::filesystem::path d = opt_.dir / ("run-" + std::to_string(++counter_));
     std::filesystem::remove_all(d);
