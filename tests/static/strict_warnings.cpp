@@ -31,6 +31,7 @@
 #if __has_include(<keyschema/etcd.hpp>) && defined(STRICT_WITH_ETCD)
 #include <keyschema/etcd.hpp>
 #endif
+#include <keyschema/comparison.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -101,9 +102,14 @@ void exercise(Args&&... args) {
   if (m && n == 0) db.template erase<message>({"orders", 1});
 }
 
-// Never called: instantiates exercise<> for each backend.
+// Never called: instantiates exercise<> for each backend, and the comparison harness.
 [[maybe_unused]] void instantiate_all() {
   exercise<ks::memory_backend>();
+  ks::comparison::runner<broker> r(ks::comparison::options{});
+  r.run("writes", [](auto& db, ks::comparison::probe& p) {
+    p.op([&] { db.template put<last_id>({}, std::uint64_t{1}, p.write()); });
+  }, ks::comparison::backend<broker, ks::memory_backend>{"memory"});
+  r.finish();
 #if defined(STRICT_WITH_LEVELDB)
   exercise<ks::leveldb_backend>("/nonexistent");
 #endif
