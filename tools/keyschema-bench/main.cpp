@@ -175,10 +175,12 @@ struct sizes {
   std::uint64_t xa = 30;            // XA transactions (10 enqueues + 10 dequeues each)
   std::uint64_t topics = 10000;     // recovery: topics, 2 messages each
   std::uint64_t reopens = 5;        // reopens per repetition
+  std::uint64_t concurrent_commits = 400;  // writers_N: single-message commits, all threads together
+  std::uint64_t concurrent_reads = 8000;   // readers_N: point reads, all threads together
 
   void scale(double f) {
     for (std::uint64_t* v : {&messages, &variant_messages, &entries, &single_writes, &batches, &reads, &range_reads, &removals, &lookups,
-                             &chunked, &xa, &topics})
+                             &chunked, &xa, &topics, &concurrent_commits, &concurrent_reads})
       *v = std::max<std::uint64_t>(10, static_cast<std::uint64_t>(static_cast<double>(*v) * f));
   }
 };
@@ -296,6 +298,35 @@ auto browse_workload(const sizes& sz) {
         }
       }
     }
+  };
+}
+
+// writers_N: N threads, each committing its own messages one at a time (content, metadata, index
+// entry and an add to its queue's count per commit): concurrent durable commits, which the store
+// groups (group commit: the x fsync column shows commits per fsync above 1).
+auto writers_workload(const sizes& sz, unsigned threads) {
+  return [sz, threads](auto& db, cmp::probe& p) {
+    p.parallel(threads, sz.concurrent_commits / threads, [&](unsigned t, std::uint64_t i) {
+      const std::uint64_t id = (std::uint64_t{t} << 32) | i;
+      const std::string q = queue_name(t % sz.queues);
+      auto b = db.batch();
+      b.template put<message_content>({id, 0u}, content_1k);
+      b.template put<message_metadata>({q, id}, metadata);
+      b.template put<message_index>({id}, q);
+      b.template add<message_count>({q}, 1);
+      b.commit(p.write());
+    });
+  };
+}
+
+// readers_N: N threads reading message contents at random (preloaded, not timed).
+auto readers_workload(const sizes& sz, unsigned threads) {
+  return [sz, threads](auto& db, cmp::probe& p) {
+    publish(db, sz.messages, sz.queues, {.sync = false}, nullptr);
+    p.parallel(threads, sz.concurrent_reads / threads, [&](unsigned t, std::uint64_t i) {
+      const std::uint64_t id = (i * 2654435761u + t * 97u) % sz.messages;
+      if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("readers: message missing");
+    });
   };
 }
 
@@ -1147,7 +1178,8 @@ void usage() {
       "                      browse,consume,drain,drained_lookup,drained_lookup_compacted,xa_commit,\n"
       "                      xa_rollback,reopen,recovery_grouped,recovery_per_topic,expiry,bulk_load,\n"
       "                      individual_writes,batch_writes,random_reads,random_reads_2_threads,\n"
-      "                      random_range_reads,removals]\n"
+      "                      random_range_reads,removals,writers_1,writers_2,writers_4,writers_8,\n"
+      "                      readers_1,readers_2,readers_4,readers_8]\n"
       "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
       "         [--json PATH] [--svg PATH] [--no-progress]\n"
       "         [--etcd-endpoints URL,... | --etcd-script PATH] [--etcd-port N] [--etcd-limits]\n"
@@ -1230,7 +1262,8 @@ int main(int argc, char** argv) {
     br.expect({"publish", "publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k", "browse",
                "consume", "drain", "drained_lookup", "drained_lookup_compacted", "xa_commit", "xa_rollback", "reopen",
                "recovery_grouped", "recovery_per_topic", "expiry", "bulk_load", "individual_writes", "batch_writes",
-               "random_reads", "random_reads_2_threads", "random_range_reads", "removals"},
+               "random_reads", "random_reads_2_threads", "random_range_reads", "removals", "writers_1", "writers_2",
+               "writers_4", "writers_8", "readers_1", "readers_2", "readers_4", "readers_8"},
               {"memory", "leveldb", "lmdb", "rocksdb", "sqlite", "etcd"});
 #if KEYSCHEMA_BENCH_WITH_ETCD
     // Declared after the runner: stopped before the runner removes the data directory.
@@ -1289,6 +1322,10 @@ int main(int argc, char** argv) {
       publish_variant(name, publish_workload(name, sz.variant_messages, queues), sz.variant_messages, queues, 0);
     }
     publish_variant("publish_64k", publish_64k_workload(sz), sz.chunked, sz.queues, chunk_16k);
+    for (const unsigned threads : {1u, 2u, 4u, 8u}) {
+      bb.run(br, "writers_" + std::to_string(threads), writers_workload(sz, threads));
+      bb.run_reads(br, "readers_" + std::to_string(threads), readers_workload(sz, threads));
+    }
     bb.run_reads(br, "browse", browse_workload(sz));
     bb.run(br, "consume", consume_workload(sz));
     bb.run(br, "drain", drain_workload(sz));
