@@ -4,8 +4,8 @@
 // a small class that stores byte-string keys in unsigned lexicographic (memcmp) order. The
 // contract is deliberately small so that LevelDB, LMDB, RocksDB, SQLite or a replicated engine
 // can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
-// `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction` and
-// `backend_with_compact_range`,
+// `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction`,
+// `backend_with_write_guards` and `backend_with_compact_range`,
 // each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
 // archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
@@ -22,6 +22,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -153,6 +154,51 @@ concept backend_with_write_transaction =
       // conflict_error when another writer committed over what it read meanwhile.
       t.commit(wb, wo);
     };
+
+// One condition of a guarded write (backend_with_write_guards): `key` holds exactly the bytes
+// `value`, or, when `exists` is false, `key` does not exist (`value` is then ignored).
+struct write_guard {
+  std::string_view key;
+  std::string_view value;
+  bool exists = true;
+};
+// The conditions of one guarded write: all of them must hold.
+using write_guards = std::span<const write_guard>;
+
+// Optional, and REQUIRED of every backend whose database other processes or clients can write
+// while it is open (LMDB, SQLite, etcd): writes that check conditions inside the engine's write
+// transaction, so that no other writer can change what they check before the write commits.
+// keyschema::store guards each of its writes with its schema record (the bytes it opened the
+// database with) and the absence of a ks::migrate progress record, and ks::migrate guards each of
+// its batches with its own progress record: a process that opened the database with a schema
+// that another process has since migrated away from (or is migrating) is refused instead of
+// writing keys the new schema cannot read. A backend whose engine admits one process at a time
+// (LevelDB and RocksDB lock their directory; memory_backend is private to its process) need not
+// model it: nobody can migrate its database while a store has it open.
+// Cost: the backend reads each guarded key once per write, under the write lock it already holds
+// (LMDB: mdb_get in the write transaction; SQLite: a SELECT inside BEGIN IMMEDIATE; etcd: a
+// compare in the Txn, no extra round trip).
+template <class B>
+concept backend_with_write_guards =
+    backend_with_write_transaction<B> &&
+    requires(B& b, typename B::write_transaction_type& t, const write_batch& wb, const write_options& wo,
+             write_guards g) {
+      // As backend::write, but first checks every condition of g on the state the engine's write
+      // transaction reads (under its write lock, or as compares of an optimistic commit). Returns
+      // true when they held and wb was applied; false when one did not hold: nothing was applied.
+      // Errors: as backend::write.
+      { b.write(wb, wo, g) } -> std::same_as<bool>;
+      // As write_transaction_type::commit, but first checks every condition of g on the locked
+      // state. Returns true when they held and wb was committed; false when one did not hold:
+      // nothing was applied and the transaction has ended (is_open() is false). Errors: as
+      // commit.
+      { t.commit(wb, wo, g) } -> std::same_as<bool>;
+    } &&
+    // A backend that erases ranges natively guards those too.
+    (!requires(B& b, const key_range& r, const write_options& wo) { b.erase_range(r, wo); } ||
+     requires(B& b, const key_range& r, const write_options& wo, write_guards g) {
+       { b.erase_range(r, wo, g) } -> std::same_as<bool>;
+     });
 
 // Optional: a backend that can erase a range natively (RocksDB's DeleteRange). The store uses it
 // instead of erasing in bounded batches. Erases every key in r (as backend::cursor bounds it)

@@ -25,6 +25,8 @@
 //   - begin_write()  BEGIN IMMEDIATE on the writer connection, held until commit() or destruction:
 //                    SQLite's write lock serializes it against writers of every process, so
 //                    keyschema::store's transactions are serializable across processes.
+//   - write(b, o, guards), commit(b, o, guards)  backend_with_write_guards: a point SELECT of
+//                    each guarded key inside the BEGIN IMMEDIATE transaction, before the batch.
 // Durability: a commit is durable by default (PRAGMA synchronous = FULL: the -wal file is
 // fsync'ed before COMMIT returns). write_options{.sync = false} runs that one commit with
 // synchronous = NORMAL: it is not synced (a later synced commit or checkpoint syncs it). A crash
@@ -136,6 +138,26 @@ class sqlite_backend {
       }
       s_->unsynced = false;  // a FULL commit syncs the whole log
       lock_.unlock();
+    }
+
+    // As commit(batch, opts), but first checks every condition of guards (backend.hpp,
+    // write_guard) with a SELECT inside this transaction. Returns false when one does not hold:
+    // nothing was written and the transaction has ended; true when batch was committed.
+    // Errors: as commit(batch, opts). REQUIRES: is_open().
+    bool commit(const write_batch& batch, const write_options& opts, write_guards guards) {
+      require_open();
+      s_->check_limits(batch);
+      try {
+        if (!s_->guards_hold(guards)) {
+          end();
+          return false;
+        }
+      } catch (...) {
+        end();
+        throw;
+      }
+      commit(batch, opts);
+      return true;
     }
 
     // Ends the transaction without writing anything (also done by the destructor).
@@ -306,17 +328,28 @@ class sqlite_backend {
   //     SQLITE_IOERR_* (a failed write or fsync), SQLITE_CORRUPT (a damaged page reached while
   //     updating the b-tree). Remedy: fix the disk and retry; a damaged file, see the constructor.
   //   std::bad_alloc.
-  void write(const write_batch& batch, const write_options& opts) {
-    if (batch.empty() && !opts.sync) return;
+  void write(const write_batch& batch, const write_options& opts) { static_cast<void>(write(batch, opts, {})); }
+
+  // As write(batch, opts), but first checks every condition of guards (a key holds given bytes,
+  // or is absent; backend_with_write_guards) with a SELECT inside the BEGIN IMMEDIATE
+  // transaction, under SQLite's write lock. Returns false, writing nothing, when one does not
+  // hold; true when batch was committed. An empty batch checks nothing (and returns true).
+  // Errors: as write(batch, opts).
+  bool write(const write_batch& batch, const write_options& opts, write_guards guards) {
+    if (batch.empty() && !opts.sync) return true;
     s_->check_limits(batch);
     std::lock_guard lk(s_->write_mu);
     if (batch.empty()) {
       s_->sync_log();
-      return;
+      return true;
     }
     s_->set_sync(opts.sync);
     s_->begin_immediate();
     try {
+      if (!s_->guards_hold(guards)) {
+        s_->writer->rollback_quietly();
+        return false;
+      }
       s_->apply(batch);
       s_->writer->run(sqlite_detail::connection::commit_stmt, s_->where_write(batch));
     } catch (...) {
@@ -325,6 +358,7 @@ class sqlite_backend {
     }
     if (opts.sync) s_->unsynced = false;
     else s_->unsynced = true;
+    return true;
   }
 
   // Begins a write transaction (see write_transaction_type): waits for this backend's other
@@ -434,6 +468,19 @@ class sqlite_backend {
                   "keyschema::sqlite_backend: taking the write lock of " + path);
     }
 
+    // Whether every condition of g holds, read inside the open write transaction (one lookup per
+    // condition; none when g is empty). Errors: as connection::lookup.
+    bool guards_hold(write_guards g) {
+      if (g.empty()) return true;
+      const std::string where = "keyschema::sqlite_backend: reading a guarded key of " + path;
+      std::string v;
+      for (const write_guard& c : g) {
+        const bool found = writer->lookup(c.key, v, where);
+        if (found != c.exists || (found && v != c.value)) return false;
+      }
+      return true;
+    }
+
     // The batch's operations inside the open write transaction.
     void apply(const write_batch& batch) {
       const std::string where = where_write(batch);
@@ -482,5 +529,8 @@ static_assert(backend<sqlite_backend>,
               "keyschema::sqlite_backend: does not meet the backend contract; see keyschema/backend.hpp");
 static_assert(backend_with_write_transaction<sqlite_backend>,
               "keyschema::sqlite_backend: does not meet backend_with_write_transaction; see keyschema/backend.hpp");
+static_assert(backend_with_write_guards<sqlite_backend>,
+              "keyschema::sqlite_backend: other processes can open its database, so it must guard writes "
+              "(backend_with_write_guards); see keyschema/backend.hpp");
 
 KEYSCHEMA_END_NAMESPACE

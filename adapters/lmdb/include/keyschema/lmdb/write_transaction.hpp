@@ -97,6 +97,27 @@ class lmdb_write_transaction {
     }
   }
 
+  // As commit(batch, opts), but first checks every condition of guards (backend.hpp,
+  // write_guard) with mdb_get in this transaction. Returns false when one does not hold: nothing
+  // was written and the transaction has ended; true when batch was committed. Errors: as
+  // commit(batch, opts), and backend_error "mdb_get" (the transaction has ended).
+  // REQUIRES: is_open().
+  bool commit(const write_batch& batch, const write_options& opts, write_guards guards) {
+    require_open();
+    lmdb_detail::check_limits(*st_, batch);
+    try {
+      if (!lmdb_detail::guards_hold(*st_, h_->txn, guards)) {
+        end();
+        return false;
+      }
+      commit_open(batch, opts);
+    } catch (...) {
+      end();
+      throw;
+    }
+    return true;
+  }
+
   // Ends the transaction without writing anything (also done by the destructor).
   void abort() noexcept { end(); }
 

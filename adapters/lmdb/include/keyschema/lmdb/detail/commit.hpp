@@ -17,6 +17,7 @@
 #include <keyschema/error.hpp>
 #include <keyschema/lmdb/detail/disk_full.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
+#include <keyschema/lmdb/detail/lookup.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/write_batch.hpp>
 
@@ -127,10 +128,11 @@ inline void check_limits(const env_state& s, const write_batch& batch) {
   }
 }
 
-// One attempt at committing batch. Returns MDB_SUCCESS, or MDB_MAP_FULL / MDB_MAP_RESIZED
-// (nothing applied; the caller resizes and retries). Throws for every other failure.
-// Sets s.grow_pending when the committed state uses more than 3/4 of the map.
-inline int commit_once(env_state& s, const write_batch& batch) {
+// One attempt at committing batch, when every condition of g holds in the write transaction
+// (otherwise sets refused and returns MDB_SUCCESS, nothing applied). Returns MDB_SUCCESS, or
+// MDB_MAP_FULL / MDB_MAP_RESIZED (nothing applied; the caller resizes and retries). Throws for
+// every other failure. Sets s.grow_pending when the committed state uses more than 3/4 of the map.
+inline int commit_once(env_state& s, const write_batch& batch, write_guards g, bool& refused) {
   s.enter_gate();
   gate_lease lease(s.gate);
   write_txn w;
@@ -140,6 +142,10 @@ inline int commit_once(env_state& s, const write_batch& batch) {
     w.txn = nullptr;
     lmdb_detail::throw_status("keyschema::lmdb_backend::write: cannot begin a write transaction on " + s.path,
                          "mdb_txn_begin", rc);
+  }
+  if (!g.empty() && !guards_hold(s, w.txn, g)) {
+    refused = true;
+    return MDB_SUCCESS;  // w aborts the transaction
   }
   const char* call = nullptr;
   rc = apply_batch(s, w.txn, batch, call);
