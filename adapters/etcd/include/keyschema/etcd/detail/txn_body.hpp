@@ -41,8 +41,35 @@ inline backend_limits limits_of(const etcd_options& o) noexcept {
   return l;
 }
 
-// The Txn body for batch (and the compares of reads, when not null); n_ops receives the number
-// of distinct keys written. context prefixes the messages (names the caller).
+// Appends the compares of guards (backend_with_write_guards) to body, each preceded by a comma
+// unless `first`: a key that must hold given bytes compares its VALUE, one that must be absent its
+// VERSION with 0 (etcd compares a missing key as version 0). Returns the protobuf bytes they add.
+inline std::size_t append_guard_compares(const client& c, std::string& body, write_guards guards, bool first) {
+  std::size_t bytes = 0;
+  for (const write_guard& g : guards) {
+    if (!first) body += ',';
+    first = false;
+    const std::string key = c.etcd_key(g.key);
+    body += "{\"result\":\"EQUAL\",\"target\":\"";
+    body += g.exists ? "VALUE" : "VERSION";
+    body += "\",\"key\":\"";
+    base64_append(body, key);
+    if (g.exists) {
+      body += "\",\"value\":\"";
+      base64_append(body, g.value);
+      body += "\"}";
+    } else {
+      body += "\",\"version\":\"0\"}";
+    }
+    // result and target varints, the key, and the value field (or the version: a tag and up to
+    // 10 bytes), in a length-delimited field of the TxnRequest.
+    bytes += field_size(4 + field_size(key.size()) + (g.exists ? field_size(g.value.size()) : 11));
+  }
+  return bytes;
+}
+
+// The Txn body for batch (and the compares of reads, when not null, and of guards); n_ops
+// receives the number of distinct keys written. context prefixes the messages (names the caller).
 // Errors (nothing is sent; the caller's state is unchanged):
 //   limit_error: a key is empty and there is no key prefix; an operation exceeds lim's
 //     max_key_bytes / max_entry_bytes; more distinct keys than max_txn_ops; more compares than
@@ -50,7 +77,8 @@ inline backend_limits limits_of(const etcd_options& o) noexcept {
 //     max_request_bytes. what() names the figure and the limit.
 //   std::bad_alloc.
 inline std::string txn_body(const client& c, const backend_limits& lim, const write_batch& batch,
-                            const read_set* reads, const std::string& context, std::size_t& n_ops) {
+                            const read_set* reads, const std::string& context, std::size_t& n_ops,
+                            write_guards guards = {}) {
   std::vector<write_batch::op> ops;
   ops.reserve(batch.size());
   {
@@ -85,17 +113,29 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
   body.reserve(64 + (batch.byte_size() + ops.size() * (c.prefix().size() + 48)) * 4 / 3);
   body += '{';
   std::size_t txn_bytes = 0;
-  if (reads != nullptr && reads->compare_count() > 0) {
-    const std::size_t n = reads->compare_count();
+  const std::size_t read_compares = reads != nullptr ? reads->compare_count() : 0;
+  if (read_compares > 0) {
+    const std::size_t n = read_compares + guards.size();
     if (n > opt.max_txn_ops) {
       throw limit_error(context + ": the transaction read " + std::to_string(reads->keys.size()) + " keys and " +
-                        std::to_string(n - reads->keys.size()) + " ranges, which its commit checks with " +
-                        std::to_string(n) + " compares, more than the limit of " + std::to_string(opt.max_txn_ops) +
+                        std::to_string(read_compares - reads->keys.size()) +
+                        " ranges, which its commit checks with " + std::to_string(n) + " compares" +
+                        (guards.empty() ? std::string() : " (" + std::to_string(guards.size()) + " of them guards)") +
+                        ", more than the limit of " + std::to_string(opt.max_txn_ops) +
                         " per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); nothing was "
                         "written: read fewer keys in one transaction");
     }
     txn_bytes += reads->append_compares(body);
+    if (!guards.empty()) {
+      body.pop_back();  // the closing ']' of the read compares: the guards' follow
+      txn_bytes += append_guard_compares(c, body, guards, false);
+      body += ']';
+    }
     body += ',';
+  } else if (!guards.empty()) {
+    body += "\"compare\":[";
+    txn_bytes += append_guard_compares(c, body, guards, true);
+    body += "],";
   }
   const std::size_t prefix = c.prefix().size();
   for (const write_batch::op& o : ops) {
@@ -108,8 +148,8 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
   const std::size_t request_bytes = field_size(txn_bytes) + request_overhead_bytes;
   if (request_bytes > opt.max_request_bytes) {
     throw limit_error(context + ": a batch of " + std::to_string(ops.size()) + " operations" +
-                      (reads != nullptr && reads->compare_count() > 0
-                           ? " and " + std::to_string(reads->compare_count()) + " compares"
+                      (read_compares + guards.size() > 0
+                           ? " and " + std::to_string(read_compares + guards.size()) + " compares"
                            : std::string()) +
                       " encodes to " + std::to_string(request_bytes) + " request bytes, more than the limit of " +
                       std::to_string(opt.max_request_bytes) +

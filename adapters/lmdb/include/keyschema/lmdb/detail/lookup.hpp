@@ -39,17 +39,79 @@ inline bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::
   return true;
 }
 
-// Whether every condition of g (backend.hpp, write_guard) holds in txn: one mdb_get per
-// condition, compared in the map without a copy. Errors: backend_error "mdb_get".
+// Whether the condition c holds, given whether its key was found and, if so, its value.
+inline bool guard_holds(const write_guard& c, bool found, const MDB_val& v) noexcept {
+  if (found != c.exists) return false;
+  return !found || std::string_view(static_cast<const char*>(v.mv_data), v.mv_size) == c.value;
+}
+
+// Whether every condition of g (backend.hpp, write_guard) holds in txn, compared in the map
+// without a copy. One condition: one mdb_get. Several: one cursor, positioned by one search on
+// the first condition's key and moved to each next one by at most guard_steps steps (keys
+// guarded together lie together: the store's schema and migration records are neighbours at the
+// end of the tree, with at most the prepared records between them), else by another search; so
+// the store's two conditions cost one search and one step.
+// Errors: backend_error "mdb_get" / "mdb_cursor_open" / "mdb_cursor_get".
 inline bool guards_hold(const env_state& s, MDB_txn* txn, write_guards g) {
+  if (g.size() <= 1) {
+    for (const write_guard& c : g) {
+      MDB_val k{c.key.size(), const_cast<char*>(c.key.data())};
+      MDB_val v{0, nullptr};
+      const int rc = c.key.empty() || c.key.size() > s.max_key ? MDB_NOTFOUND : ::mdb_get(txn, s.dbi, &k, &v);
+      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) [[unlikely]] throw_get_failed(s, rc);
+      if (!guard_holds(c, rc == MDB_SUCCESS, v)) return false;
+    }
+    return true;
+  }
+  constexpr int guard_steps = 4;
+  MDB_cursor* cur = nullptr;
+  if (const int rc = ::mdb_cursor_open(txn, s.dbi, &cur); rc != MDB_SUCCESS) {
+    lmdb_detail::throw_status("keyschema::lmdb_backend: cannot read the guarded keys of " + s.path, "mdb_cursor_open", rc);
+  }
+  struct closer {
+    MDB_cursor* c;
+    ~closer() { ::mdb_cursor_close(c); }
+  } close{cur};
+  const auto fail = [&](int rc) {
+    lmdb_detail::throw_status("keyschema::lmdb_backend: cannot read the guarded keys of " + s.path, "mdb_cursor_get", rc);
+  };
+  MDB_val k{0, nullptr}, v{0, nullptr};
+  bool positioned = false;  // the cursor is on an entry (k, v)
   for (const write_guard& c : g) {
-    MDB_val k{c.key.size(), const_cast<char*>(c.key.data())};
-    MDB_val v{0, nullptr};
-    const int rc = c.key.empty() || c.key.size() > s.max_key ? MDB_NOTFOUND : ::mdb_get(txn, s.dbi, &k, &v);
-    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) [[unlikely]] throw_get_failed(s, rc);
-    const bool found = rc == MDB_SUCCESS;
-    if (found != c.exists) return false;
-    if (found && std::string_view(static_cast<const char*>(v.mv_data), v.mv_size) != c.value) return false;
+    bool found = false;
+    bool located = false;
+    if (c.key.empty() || c.key.size() > s.max_key) {
+      located = true;  // LMDB holds no such key
+    } else if (positioned) {
+      bool back = false;
+      for (int step = 0; step <= guard_steps; ++step) {
+        const std::string_view here(static_cast<const char*>(k.mv_data), k.mv_size);
+        if (here == c.key) {
+          found = located = true;
+          break;
+        }
+        if (step > 0 && (c.key < here) != back) {
+          located = true;  // stepped past it: absent
+          break;
+        }
+        back = c.key < here;
+        if (step == guard_steps) break;
+        const int rc = ::mdb_cursor_get(cur, &k, &v, back ? MDB_PREV : MDB_NEXT);
+        if (rc == MDB_NOTFOUND) {
+          located = true;  // past the first or last entry: absent
+          positioned = false;
+          break;
+        }
+        if (rc != MDB_SUCCESS) [[unlikely]] fail(rc);
+      }
+    }
+    if (!located) {
+      k = MDB_val{c.key.size(), const_cast<char*>(c.key.data())};
+      const int rc = ::mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) [[unlikely]] fail(rc);
+      found = positioned = rc == MDB_SUCCESS;
+    }
+    if (!guard_holds(c, found, v)) return false;
   }
   return true;
 }
