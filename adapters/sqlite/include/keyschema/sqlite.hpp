@@ -436,6 +436,8 @@ class sqlite_backend {
     std::mutex write_mu;
     bool sync_full = true;   // the writer's PRAGMA synchronous (FULL or NORMAL); under write_mu
     bool unsynced = false;   // a commit since the last sync of the -wal file; under write_mu
+    std::string guard_where;  // the context of guards_hold's errors, made on first use; under write_mu
+    std::string guard_value;  // guards_hold's buffer, kept between writes; under write_mu
     std::unique_ptr<sqlite_detail::connection> writer;
     std::optional<sqlite_detail::reader_pool> readers;
 
@@ -468,15 +470,14 @@ class sqlite_backend {
                   "keyschema::sqlite_backend: taking the write lock of " + path);
     }
 
-    // Whether every condition of g holds, read inside the open write transaction (one lookup per
-    // condition; none when g is empty). Errors: as connection::lookup.
+    // Whether every condition of g holds, read inside the open write transaction (one point
+    // SELECT per condition; none when g is empty). Errors: as connection::lookup.
     bool guards_hold(write_guards g) {
       if (g.empty()) return true;
-      const std::string where = "keyschema::sqlite_backend: reading a guarded key of " + path;
-      std::string v;
+      if (guard_where.empty()) guard_where = "keyschema::sqlite_backend: reading a guarded key of " + path;
       for (const write_guard& c : g) {
-        const bool found = writer->lookup(c.key, v, where);
-        if (found != c.exists || (found && v != c.value)) return false;
+        const bool found = writer->lookup(c.key, guard_value, guard_where);
+        if (found != c.exists || (found && guard_value != c.value)) return false;
       }
       return true;
     }
