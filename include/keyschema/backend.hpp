@@ -175,9 +175,10 @@ using write_guards = std::span<const write_guard>;
 // writing keys the new schema cannot read. A backend whose engine admits one process at a time
 // (LevelDB and RocksDB lock their directory; memory_backend is private to its process) need not
 // model it: nobody can migrate its database while a store has it open.
-// Cost: the backend reads each guarded key once per write, under the write lock it already holds
-// (LMDB: mdb_get in the write transaction; SQLite: a SELECT inside BEGIN IMMEDIATE; etcd: a
-// compare in the Txn, no extra round trip).
+// Cost: the backend reads the guarded keys once per write, under the write lock it already holds
+// (LMDB: one cursor search in the write transaction, and a step to a neighbouring key; SQLite: a
+// point SELECT per key inside BEGIN IMMEDIATE; etcd: a compare per key in the Txn, no extra round
+// trip).
 template <class B>
 concept backend_with_write_guards =
     backend_with_write_transaction<B> &&

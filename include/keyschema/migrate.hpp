@@ -60,7 +60,7 @@
 // while it runs (no store is open on it: an ordinary open is refused once step 1 is done, and
 // the engines' locks refuse a second open of the same path in most configurations).
 // On a backend other processes can write while it is open (backend_with_write_guards: LMDB,
-// SQLite) this is checked rather than assumed: each write of a store is guarded by the schema
+// SQLite, etcd) this is checked rather than assumed: each write of a store is guarded by the schema
 // record it opened with and the absence of a progress record, so a store another process opened
 // with the old schema is refused (schema_error) from step 1 on and writes nothing the migration
 // could miss; each batch of the migration is guarded by the progress record it wrote last (step 1:

@@ -37,14 +37,15 @@
 // conflict) and written in the same atomic write, so they are exact under concurrent writers of
 // this and other processes; see counters.hpp and indexes.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
 // Schema changes by other processes: on a backend other processes can write while the store is
-// open (backend_with_write_guards: LMDB, SQLite), every write (put, erase, add, batches,
+// open (backend_with_write_guards: LMDB, SQLite, etcd), every write (put, erase, add, batches,
 // transactions, erase_range, and what is built on them: prepared transactions, chunked values,
 // sweeps) checks inside the engine's write transaction, under the lock it holds anyway, that the
 // database's schema record is still the one this store opened it with and that no ks::migrate is
 // under way; otherwise it throws schema_error naming what changed ("changed schema since this
 // store opened it with layout <fp>: a ks::migrate is converting it (...)" or "it was migrated or
 // extended to schema layout <fp>") and writes nothing. Remedy: reopen the store with the
-// database's current schema. Cost: one read of each of the two reserved keys per write.
+// database's current schema. Cost per write: on LMDB one search and one cursor step, on SQLite
+// two point SELECTs, under the write lock already held; on etcd two compares in the same Txn.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
@@ -492,8 +493,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   // writing); otherwise it is rolled back. conflict_error (etcd: another writer changed what
   // the transaction read; LMDB: the map had to grow and another process committed meanwhile):
   // rolled back; run the transaction again (keyschema::run_transaction does). schema_error (a
-  // backend other processes can write, LMDB, SQLite: the database's schema changed since the
-  // store opened it, see store::put): rolled back, nothing written; reopen the store.
+  // backend other processes can write, LMDB, SQLite, etcd: the database's schema changed since
+  // the store opened it, see the top of this file): rolled back, nothing written; reopen the store.
   // REQUIRES: no scan of this transaction is used after commit().
   void commit(const write_options& opts = {}) {
     require_open();
@@ -504,8 +505,11 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     if constexpr (native_) {
       bool guards_held = true;
       try {
-        if constexpr (backend_with_write_guards<Backend>) guards_held = state_->commit(b, opts, store_->schema_guards());
-        else state_->commit(b, opts);
+        if constexpr (backend_with_write_guards<Backend>) {
+          guards_held = state_->commit(b, opts, store_->schema_guards());
+        } else {
+          state_->commit(b, opts);
+        }
       } catch (...) {
         if (!state_->is_open()) rollback();
         throw;
@@ -1025,7 +1029,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     }
   }
 
-  // On a backend other processes can write (backend_with_write_guards: LMDB, SQLite), every write
+  // On a backend other processes can write (backend_with_write_guards: LMDB, SQLite, etcd), every write
   // is guarded, inside the engine's write transaction, by these conditions: the schema record is
   // still the one this store opened the database with, and no ks::migrate is under way.
   std::array<write_guard, 2> schema_guards() const noexcept { return detail::schema_guards(schema_record_); }

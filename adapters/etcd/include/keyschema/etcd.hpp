@@ -162,15 +162,18 @@ class etcd_backend {
     std::size_t n = 0;
     const std::string body =
         etcd_detail::txn_body(*c_, limits(), batch, nullptr, "keyschema::etcd_backend", n, guards);
-    return c_->txn("keyschema::etcd_backend: writing a batch of " + std::to_string(n) + " operations", body).succeeded ||
-           guards.empty();
+    const etcd_detail::txn_result r =
+        c_->txn("keyschema::etcd_backend: writing a batch of " + std::to_string(n) + " operations", body);
+    return r.succeeded || guards.empty();
   }
 
   // Erases every key k with range.lower <= k < range.upper (no upper bound when range.upper is
   // empty; range.reverse is ignored) with one etcd DeleteRange in one Txn: atomic, whatever the
   // number of keys (etcd counts it as one operation), durable when it returns.
   // Errors: as write() (native_call "etcd /v3/kv/txn"), except the limits of a batch; std::bad_alloc.
-  void erase_range(const key_range& range, const write_options& opts) { static_cast<void>(erase_range(range, opts, {})); }
+  void erase_range(const key_range& range, const write_options& opts) {
+    static_cast<void>(erase_range(range, opts, {}));
+  }
 
   // As erase_range(range, opts), with the conditions of guards as compares of the same Txn.
   // Returns false, erasing nothing, when one does not hold. An empty range checks nothing.

@@ -505,7 +505,8 @@ class migration_run {
     if (b_.get(migration_key, v, nullptr)) return "now " + describe_migration(v);
     if (!b_.get(schema_key, v, nullptr)) return "no schema record";
     const std::optional<schema_record> r = parse_schema_record(v);
-    return r ? "schema layout " + std::string(r->fingerprint_text) + ", no migration under way" : "an unreadable schema record";
+    if (!r) return "an unreadable schema record";
+    return "schema layout " + std::string(r->fingerprint_text) + ", no migration under way";
   }
   // Writes one batch of step 2 or 2b without sync, guarded by the progress record this run wrote
   // last. progress: the new progress record, put into b here; empty when b already holds it.

@@ -65,16 +65,14 @@ inline bool guards_hold(const env_state& s, MDB_txn* txn, write_guards g) {
   }
   constexpr int guard_steps = 4;
   MDB_cursor* cur = nullptr;
-  if (const int rc = ::mdb_cursor_open(txn, s.dbi, &cur); rc != MDB_SUCCESS) {
-    lmdb_detail::throw_status("keyschema::lmdb_backend: cannot read the guarded keys of " + s.path, "mdb_cursor_open", rc);
-  }
+  const auto fail = [&](const char* call, int rc) {
+    lmdb_detail::throw_status("keyschema::lmdb_backend: cannot read the guarded keys of " + s.path, call, rc);
+  };
+  if (const int rc = ::mdb_cursor_open(txn, s.dbi, &cur); rc != MDB_SUCCESS) fail("mdb_cursor_open", rc);
   struct closer {
     MDB_cursor* c;
     ~closer() { ::mdb_cursor_close(c); }
   } close{cur};
-  const auto fail = [&](int rc) {
-    lmdb_detail::throw_status("keyschema::lmdb_backend: cannot read the guarded keys of " + s.path, "mdb_cursor_get", rc);
-  };
   MDB_val k{0, nullptr}, v{0, nullptr};
   bool positioned = false;  // the cursor is on an entry (k, v)
   for (const write_guard& c : g) {
@@ -102,13 +100,13 @@ inline bool guards_hold(const env_state& s, MDB_txn* txn, write_guards g) {
           positioned = false;
           break;
         }
-        if (rc != MDB_SUCCESS) [[unlikely]] fail(rc);
+        if (rc != MDB_SUCCESS) [[unlikely]] fail("mdb_cursor_get", rc);
       }
     }
     if (!located) {
       k = MDB_val{c.key.size(), const_cast<char*>(c.key.data())};
       const int rc = ::mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
-      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) [[unlikely]] fail(rc);
+      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) [[unlikely]] fail("mdb_cursor_get", rc);
       found = positioned = rc == MDB_SUCCESS;
     }
     if (!guard_holds(c, found, v)) return false;
