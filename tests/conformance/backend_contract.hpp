@@ -499,6 +499,33 @@ void check_guarded_writes(B& db) {
   CHECK_FALSE(guarded({write_guard{"h5", "x", true}, write_guard{"h25", "x", true}}));
   CHECK_FALSE(guarded({write_guard{"h0", "x", true}, write_guard{"h5", {}, false}}));
 
+  // A guarded write right after another with the same conditions still sees what changed between
+  // (an engine may skip reading the keys again only when nothing was committed since): a plain
+  // write, a guarded write of another condition, or the guarded write's own batch.
+  CHECK(guarded({write_guard{"guard", "v1", true}}));
+  put(db, "guard", "v1-changed");
+  CHECK_FALSE(guarded({write_guard{"guard", "v1", true}}));
+  put(db, "guard", "v1");
+  CHECK(guarded({write_guard{"guard", "v1", true}}));
+  {
+    keyschema::write_batch self;
+    self.put("guard", "v1-own");
+    const write_guard g[] = {write_guard{"guard", "v1", true}};
+    CHECK(db.write(self, keyschema::write_options{}, g));
+    CHECK_FALSE(db.write(wb, keyschema::write_options{}, g));
+    put(db, "guard", "v1");
+  }
+  CHECK(guarded({write_guard{"guard", "v1", true}}));
+  {
+    auto t = db.begin_write();
+    keyschema::write_batch self;
+    self.erase("guard");
+    const write_guard g[] = {write_guard{"guard", "v1", true}};
+    CHECK(t.commit(self, keyschema::write_options{}, g));
+  }
+  CHECK_FALSE(guarded({write_guard{"guard", "v1", true}}));
+  put(db, "guard", "v1");
+
   // In a write transaction: checked on the state it reads, before its batch.
   keyschema::write_batch tb;
   tb.put("tx", "committed");

@@ -143,10 +143,12 @@ inline int commit_once(env_state& s, const write_batch& batch, write_guards g, b
     lmdb_detail::throw_status("keyschema::lmdb_backend::write: cannot begin a write transaction on " + s.path,
                          "mdb_txn_begin", rc);
   }
-  if (!g.empty() && !guards_hold(s, w.txn, g)) {
+  const bool same = !g.empty() && same_guards(s, g);
+  if (!guards_hold_since(s, w.txn, g, same)) {
     refused = true;
     return MDB_SUCCESS;  // w aborts the transaction
   }
+  const std::size_t id = ::mdb_txn_id(w.txn);
   const char* call = nullptr;
   rc = apply_batch(s, w.txn, batch, call);
   if (rc == MDB_MAP_FULL) return rc;
@@ -154,6 +156,7 @@ inline int commit_once(env_state& s, const write_batch& batch, write_guards g, b
   rc = s.commit_write(w.release());  // frees the transaction whatever the outcome
   if (rc == MDB_MAP_FULL) return rc;
   if (rc != MDB_SUCCESS) throw_write_failure(s, rc, "mdb_txn_commit");
+  remember_guards(s, id, g, batch, same);
   s.note_usage();  // still registered with the gate: the map cannot move meanwhile
   return MDB_SUCCESS;
 }

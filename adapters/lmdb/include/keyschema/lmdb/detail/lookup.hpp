@@ -2,7 +2,8 @@
 //
 // lookup() is mdb_get in a given transaction, copying the value out of the memory map; it serves
 // lmdb_backend::get() and lmdb_write_transaction::get(). guards_hold() checks the conditions of a
-// guarded write (backend_with_write_guards) in the write transaction. read_lease holds a short read
+// guarded write (backend_with_write_guards) in the write transaction; guards_hold_since() skips
+// that when no commit came after this process's last guarded one (remember_guards). read_lease holds a short read
 // transaction from the environment's pool for a get() without a snapshot.
 //
 // Thread-safety: lookup() is called with the transaction's lock held when the transaction is a
@@ -13,6 +14,7 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
+#include <keyschema/write_batch.hpp>
 
 #include <lmdb.h>
 
@@ -112,6 +114,51 @@ inline bool guards_hold(const env_state& s, MDB_txn* txn, write_guards g) {
     if (!guard_holds(c, found, v)) return false;
   }
   return true;
+}
+
+// Whether g are the conditions env_state::guards remembers (same order, keys, values, kinds).
+inline bool same_guards(const env_state& s, write_guards g) noexcept {
+  if (s.guards.size() != g.size()) return false;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (s.guards[i].exists != g[i].exists || s.guards[i].key != g[i].key || s.guards[i].value != g[i].value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether every condition of g holds in the write transaction txn: without reading anything when
+// g are the conditions of this process's last guarded commit (same: same_guards(s, g)) and txn
+// is the transaction right after it (env_state::guards), otherwise by guards_hold.
+// REQUIRES: write_mu held.
+inline bool guards_hold_since(const env_state& s, MDB_txn* txn, write_guards g, bool same) {
+  if (g.empty()) return true;
+  if (same && s.guards_txn != 0 && ::mdb_txn_id(txn) == s.guards_txn + 1) return true;
+  return guards_hold(s, txn, g);
+}
+
+// After the commit of transaction id, which held the conditions g (same: same_guards(s, g)) and
+// applied batch: remembers g for guards_hold_since, or forgets what it remembered when batch
+// wrote one of g's keys. REQUIRES: write_mu held.
+inline void remember_guards(env_state& s, std::size_t id, write_guards g, const write_batch& batch, bool same) {
+  if (g.empty()) return;  // an unguarded commit: the next transaction id differs anyway
+  for (write_batch::op o : batch) {
+    for (const write_guard& c : g) {
+      if (o.key == c.key) {
+        s.guards_txn = 0;
+        return;
+      }
+    }
+  }
+  if (!same) {
+    s.guards.resize(g.size());
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      s.guards[i].key.assign(g[i].key);
+      s.guards[i].value.assign(g[i].value);
+      s.guards[i].exists = g[i].exists;
+    }
+  }
+  s.guards_txn = id;
 }
 
 // A short read transaction from the pool, released at scope exit.
