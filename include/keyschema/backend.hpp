@@ -178,7 +178,9 @@ using write_guards = std::span<const write_guard>;
 // Cost: the backend reads the guarded keys once per write, under the write lock it already holds
 // (LMDB: one cursor search in the write transaction, and a step to a neighbouring key; SQLite: a
 // point SELECT per key inside BEGIN IMMEDIATE; etcd: a compare per key in the Txn, no extra round
-// trip).
+// trip). A backend may skip the reads when it can tell that nothing was committed since its last
+// guarded write with the same conditions, which wrote none of their keys (LMDB: the write
+// transaction's id is the next one; SQLite: the file's data version is unchanged).
 template <class B>
 concept backend_with_write_guards =
     backend_with_write_transaction<B> &&

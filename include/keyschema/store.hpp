@@ -45,7 +45,8 @@
 // store opened it with layout <fp>: a ks::migrate is converting it (...)" or "it was migrated or
 // extended to schema layout <fp>") and writes nothing. Remedy: reopen the store with the
 // database's current schema. Cost per write: on LMDB one search and one cursor step, on SQLite
-// two point SELECTs, under the write lock already held; on etcd two compares in the same Txn.
+// two point SELECTs, under the write lock already held, and nothing when no commit of any process
+// came since this store's last write; on etcd two compares in the same Txn.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
