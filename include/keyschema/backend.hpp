@@ -5,7 +5,8 @@
 // contract is deliberately small so that LevelDB, LMDB, RocksDB, SQLite or a replicated engine
 // can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
 // `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction`,
-// `backend_with_transaction_range_erase` and `backend_with_compact_range`,
+// `backend_with_transaction_range_erase`, `backend_with_write_guards` and
+// `backend_with_compact_range`,
 // each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
 // archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
@@ -22,6 +23,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -170,6 +172,54 @@ concept backend_with_transaction_range_erase =
       { ct.erase_cursor(r) } -> std::same_as<decltype(ct.cursor(r))>;
       { ct.operation_count(wb) } -> std::convertible_to<std::size_t>;
     };
+
+// One condition of a guarded write (backend_with_write_guards): `key` holds exactly the bytes
+// `value`, or, when `exists` is false, `key` does not exist (`value` is then ignored).
+struct write_guard {
+  std::string_view key;
+  std::string_view value;
+  bool exists = true;
+};
+// The conditions of one guarded write: all of them must hold.
+using write_guards = std::span<const write_guard>;
+
+// Optional, and REQUIRED of every backend whose database other processes or clients can write
+// while it is open (LMDB, SQLite, etcd): writes that check conditions inside the engine's write
+// transaction, so that no other writer can change what they check before the write commits.
+// keyschema::store guards each of its writes with its schema record (the bytes it opened the
+// database with) and the absence of a ks::migrate progress record, and ks::migrate guards each of
+// its batches with its own progress record: a process that opened the database with a schema
+// that another process has since migrated away from (or is migrating) is refused instead of
+// writing keys the new schema cannot read. A backend whose engine admits one process at a time
+// (LevelDB and RocksDB lock their directory; memory_backend is private to its process) need not
+// model it: nobody can migrate its database while a store has it open.
+// Cost: the backend reads the guarded keys once per write, under the write lock it already holds
+// (LMDB: one cursor search in the write transaction, and a step to a neighbouring key; SQLite: a
+// point SELECT per key inside BEGIN IMMEDIATE; etcd: a compare per key in the Txn, no extra round
+// trip). A backend may skip the reads when it can tell that nothing was committed since its last
+// guarded write with the same conditions, which wrote none of their keys (LMDB: the write
+// transaction's id is the next one; SQLite: the file's data version is unchanged).
+template <class B>
+concept backend_with_write_guards =
+    backend_with_write_transaction<B> &&
+    requires(B& b, typename B::write_transaction_type& t, const write_batch& wb, const write_options& wo,
+             write_guards g) {
+      // As backend::write, but first checks every condition of g on the state the engine's write
+      // transaction reads (under its write lock, or as compares of an optimistic commit). Returns
+      // true when they held and wb was applied; false when one did not hold: nothing was applied.
+      // Errors: as backend::write.
+      { b.write(wb, wo, g) } -> std::same_as<bool>;
+      // As write_transaction_type::commit, but first checks every condition of g on the locked
+      // state. Returns true when they held and wb was committed; false when one did not hold:
+      // nothing was applied and the transaction has ended (is_open() is false). Errors: as
+      // commit.
+      { t.commit(wb, wo, g) } -> std::same_as<bool>;
+    } &&
+    // A backend that erases ranges natively guards those too.
+    (!requires(B& b, const key_range& r, const write_options& wo) { b.erase_range(r, wo); } ||
+     requires(B& b, const key_range& r, const write_options& wo, write_guards g) {
+       { b.erase_range(r, wo, g) } -> std::same_as<bool>;
+     });
 
 // Optional: a backend that can erase a range natively (RocksDB's DeleteRange). The store uses it
 // instead of erasing in bounded batches. Erases every key in r (as backend::cursor bounds it)

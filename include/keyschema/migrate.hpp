@@ -62,6 +62,13 @@
 // Thread-safety: migrate() uses the backend alone. REQUIRES: nothing else writes the database
 // while it runs (no store is open on it: an ordinary open is refused once step 1 is done, and
 // the engines' locks refuse a second open of the same path in most configurations).
+// On a backend other processes can write while it is open (backend_with_write_guards: LMDB,
+// SQLite, etcd) this is checked rather than assumed: each write of a store is guarded by the schema
+// record it opened with and the absence of a progress record, so a store another process opened
+// with the old schema is refused (schema_error) from step 1 on and writes nothing the migration
+// could miss; each batch of the migration is guarded by the progress record it wrote last (step 1:
+// by the schema record it checked and no progress record), so a second ks::migrate running at the
+// same time is refused (schema_error) instead of interleaving its batches.
 #pragma once
 
 #include <keyschema/backend.hpp>
@@ -106,7 +113,10 @@ inline constexpr detail::drop_step<OldKS> drop{};
 //     holds keys that are no old entries (names it and the count); an unfinished migration
 //     between other schemas (names their fingerprints); a step wrote a key that would be read
 //     again as an old entry (see above); an index of New whose Derive derives an entry that does
-//     not carry its record's key fields (names the index, the record and the field);
+//     not carry its record's key fields (names the index, the record and the field); on a
+//     backend_with_write_guards, another process began or advanced a migration, or recorded a
+//     schema, while this one ran (names what the database holds now; nothing of the batch was
+//     written; run it again once the other is done);
 //   limit_error: the output of one old entry, or what one record derives, does not fit one
 //     atomic write of the backend;
 //   overflow_error: a count of New passes std::int64_t while derived;

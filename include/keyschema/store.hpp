@@ -42,6 +42,17 @@
 // SQLite or etcd, inside one engine write transaction, resolved again when etcd reports a
 // conflict) and written in the same atomic write, so they are exact under concurrent writers of
 // this and other processes; see counters.hpp and indexes.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
+// Schema changes by other processes: on a backend other processes can write while the store is
+// open (backend_with_write_guards: LMDB, SQLite, etcd), every write (put, erase, add, batches,
+// transactions, erase_range, and what is built on them: prepared transactions, chunked values,
+// sweeps) checks inside the engine's write transaction, under the lock it holds anyway, that the
+// database's schema record is still the one this store opened it with and that no ks::migrate is
+// under way; otherwise it throws schema_error naming what changed ("changed schema since this
+// store opened it with layout <fp>: a ks::migrate is converting it (...)" or "it was migrated or
+// extended to schema layout <fp>") and writes nothing. Remedy: reopen the store with the
+// database's current schema. Cost per write: on LMDB one search and one cursor step, on SQLite
+// two point SELECTs, under the write lock already held, and nothing when no commit of any process
+// came since this store's last write; on etcd two compares in the same Txn.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
 // itself from that thread throws keyschema::error instead of deadlocking.
 #pragma once
@@ -71,6 +82,7 @@
 #include <keyschema/write_batch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <exception>
@@ -510,7 +522,9 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   // transaction it stays open only when the engine kept that open (a limit checked before
   // writing); otherwise it is rolled back. conflict_error (etcd: another writer changed what
   // the transaction read; LMDB: the map had to grow and another process committed meanwhile):
-  // rolled back; run the transaction again (keyschema::run_transaction does).
+  // rolled back; run the transaction again (keyschema::run_transaction does). schema_error (a
+  // backend other processes can write, LMDB, SQLite, etcd: the database's schema changed since
+  // the store opened it, see the top of this file): rolled back, nothing written; reopen the store.
   // REQUIRES: no scan of this transaction is used after commit().
   void commit(const write_options& opts = {}) {
     require_open();
@@ -521,11 +535,20 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     if constexpr (backend_with_transaction_range_erase<Backend>) store_->check_batch(b, state_->operation_count(b));
     else store_->check_batch(b);
     if constexpr (native_) {
+      bool guards_held = true;
       try {
-        state_->commit(b, opts);
+        if constexpr (backend_with_write_guards<Backend>) {
+          guards_held = state_->commit(b, opts, store_->schema_guards());
+        } else {
+          state_->commit(b, opts);
+        }
       } catch (...) {
         if (!state_->is_open()) rollback();
         throw;
+      }
+      if (!guards_held) {
+        rollback();
+        store_->refuse_changed_schema();
       }
     } else {
       // Release the snapshot first: some engines cannot grow their files while a reader is open
@@ -916,7 +939,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
         ++n;
       }
       if (native) {
-        if (n > 0) backend_.erase_range(whole, opts);
+        if constexpr (backend_with_write_guards<Backend>) {
+          if (n > 0 && !backend_.erase_range(whole, opts, schema_guards())) refuse_changed_schema();
+        } else {
+          if (n > 0) backend_.erase_range(whole, opts);
+        }
         return n;
       }
     }
@@ -1074,7 +1101,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     if (simple) {
       for (const detail::queued_write* q : g) out.append(*q->ops);
       check_batch(out);
-      backend_.write(out, opts);
+      if constexpr (backend_with_write_guards<Backend>) {
+        if (!backend_.write(out, opts, schema_guards())) refuse_changed_schema();  // each then refused alone
+      } else {
+        backend_.write(out, opts);
+      }
       return;
     }
     if constexpr (backend_with_write_transaction<Backend>) {
@@ -1085,7 +1116,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
             g, [](const void* ctx, std::string_view k, std::string& v) { return static_cast<const txn*>(ctx)->get(k, v); },
             &t, out);
         try {
-          t.commit(out, opts);
+          if constexpr (backend_with_write_guards<Backend>) {
+            if (!t.commit(out, opts, schema_guards())) refuse_changed_schema();
+          } else {
+            t.commit(out, opts);
+          }
           return;
         } catch (const conflict_error&) {
           if (attempt == 64) throw;  // as commit_locked
@@ -1152,7 +1187,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     using derived = detail::derived_writes<Schema>;
     if (adds == nullptr && !derived::needs(ops)) {
       check_batch(ops);
-      backend_.write(ops, opts);
+      if constexpr (backend_with_write_guards<Backend>) {
+        if (!backend_.write(ops, opts, schema_guards())) refuse_changed_schema();
+      } else {
+        backend_.write(ops, opts);
+      }
       return;
     }
     detail::pending_map writes;
@@ -1172,7 +1211,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
         resolve([](const void* ctx, std::string_view k, std::string& v) { return static_cast<const txn*>(ctx)->get(k, v); },
                 &t);
         try {
-          t.commit(out, opts);
+          if constexpr (backend_with_write_guards<Backend>) {
+            if (!t.commit(out, opts, schema_guards())) refuse_changed_schema();
+          } else {
+            t.commit(out, opts);
+          }
           return;
         } catch (const conflict_error&) {
           // Another process committed over what was read (etcd), or while the engine let go of
@@ -1187,6 +1230,16 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       }, &backend_);
       backend_.write(out, opts);
     }
+  }
+
+  // On a backend other processes can write (backend_with_write_guards: LMDB, SQLite, etcd), every write
+  // is guarded, inside the engine's write transaction, by these conditions: the schema record is
+  // still the one this store opened the database with, and no ks::migrate is under way.
+  std::array<write_guard, 2> schema_guards() const noexcept { return detail::schema_guards(schema_record_); }
+  // The schema_error of a write whose schema_guards did not hold (names what changed).
+  [[noreturn]] void refuse_changed_schema() const {
+    throw detail::schema_changed_error<Schema>(
+        where(), [&](std::string_view k, std::string& v) { return backend_.get(k, v, nullptr); });
   }
 
   // Throws limit_error when b exceeds the backend's per-write limits, naming b's keyspaces.
@@ -1261,6 +1314,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // transactions (LMDB) the reads and the write happen in one of them, so two processes creating
   // or extending one database with different schemas at the same moment cannot both record theirs.
   void check_fingerprint(bool adopting) {
+    if constexpr (backend_with_write_guards<Backend>) schema_record_ = layout<Schema>::record();
     if constexpr (backend_with_write_transaction<Backend>) {
       if (!backend_read_only()) {
         for (int attempt = 0;; ++attempt) {
@@ -1287,6 +1341,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   }
 
   Backend backend_;
+  std::string schema_record_;  // what schema_guards() requires (backend_with_write_guards only)
   detail::live_count live_;  // what is alive of what was made from this store (see ~store)
   std::mutex writer_mu_;
   std::atomic<std::thread::id> writer_{};  // the thread holding an open transaction, if any

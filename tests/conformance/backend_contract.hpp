@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <random>
@@ -455,4 +456,119 @@ TEST_CASE("contract: matches memory_backend on random batches", "[contract][mode
     contract_fixture fx;
     run_against_model(*fx.db, {Catch::rngSeed(), 60, 40, 2000, 5});
   }
+}
+
+// backend_with_write_guards (required of backends other processes can write): a guarded write or
+// commit applies its batch only when every condition holds, compared byte for byte (a prefix, an
+// extension or the empty value is another value; an empty value is not a missing key), and
+// otherwise returns false having applied nothing.
+namespace keyschema::contract {
+template <class B>
+void check_guarded_writes(B& db) {
+  using keyschema::write_guard;
+  put(db, "guard", "v1");
+  put(db, "empty", "");
+  keyschema::write_batch wb;
+  wb.put("data", "written");
+  auto guarded = [&](std::initializer_list<write_guard> g) {
+    return db.write(wb, keyschema::write_options{.sync = false}, keyschema::write_guards(g.begin(), g.size()));
+  };
+  // Each failing condition alone, then with one that holds.
+  const std::string extended("v1\0", 3);
+  for (const write_guard& bad : {write_guard{"guard", "v2", true}, write_guard{"guard", "v", true},
+                                 write_guard{"guard", extended, true}, write_guard{"guard", {}, false},
+                                 write_guard{"missing", "", true}, write_guard{"empty", {}, false},
+                                 write_guard{"empty", "x", true}}) {
+    INFO("condition on " << std::string(bad.key) << (bad.exists ? " holding " + std::string(bad.value) : " absent"));
+    CHECK_FALSE(guarded({bad}));
+    CHECK_FALSE(guarded({write_guard{"guard", "v1", true}, bad}));
+    CHECK_FALSE(get(db, "data"));
+  }
+  CHECK(guarded({write_guard{"guard", "v1", true}, write_guard{"missing", {}, false}, write_guard{"empty", "", true}}));
+  CHECK(get(db, "data") == "written");
+  CHECK(guarded({}));  // no condition: an ordinary write
+
+  // Several conditions on neighbouring and distant keys, in any order (an engine may find the
+  // next key by stepping from the previous one).
+  for (int i = 0; i < 6; ++i) put(db, "h" + std::to_string(i), "x");
+  CHECK(guarded({write_guard{"h5", "x", true}, write_guard{"guard", "v1", true}}));
+  CHECK(guarded({write_guard{"h5", "x", true}, write_guard{"h3", "x", true}, write_guard{"h4", "x", true}}));
+  CHECK(guarded({write_guard{"h5", "x", true}, write_guard{"h25", {}, false}, write_guard{"zz", {}, false},
+                 write_guard{"a", {}, false}, write_guard{"h0", "x", true}}));
+  CHECK_FALSE(guarded({write_guard{"h5", "x", true}, write_guard{"h2", "y", true}}));
+  CHECK_FALSE(guarded({write_guard{"h5", "x", true}, write_guard{"h25", "x", true}}));
+  CHECK_FALSE(guarded({write_guard{"h0", "x", true}, write_guard{"h5", {}, false}}));
+
+  // A guarded write right after another with the same conditions still sees what changed between
+  // (an engine may skip reading the keys again only when nothing was committed since): a plain
+  // write, a guarded write of another condition, or the guarded write's own batch.
+  CHECK(guarded({write_guard{"guard", "v1", true}}));
+  put(db, "guard", "v1-changed");
+  CHECK_FALSE(guarded({write_guard{"guard", "v1", true}}));
+  put(db, "guard", "v1");
+  CHECK(guarded({write_guard{"guard", "v1", true}}));
+  {
+    keyschema::write_batch self;
+    self.put("guard", "v1-own");
+    const write_guard g[] = {write_guard{"guard", "v1", true}};
+    CHECK(db.write(self, keyschema::write_options{}, g));
+    CHECK_FALSE(db.write(wb, keyschema::write_options{}, g));
+    put(db, "guard", "v1");
+  }
+  CHECK(guarded({write_guard{"guard", "v1", true}}));
+  {
+    auto t = db.begin_write();
+    keyschema::write_batch self;
+    self.erase("guard");
+    const write_guard g[] = {write_guard{"guard", "v1", true}};
+    CHECK(t.commit(self, keyschema::write_options{}, g));
+  }
+  CHECK_FALSE(guarded({write_guard{"guard", "v1", true}}));
+  put(db, "guard", "v1");
+
+  // In a write transaction: checked on the state it reads, before its batch.
+  keyschema::write_batch tb;
+  tb.put("tx", "committed");
+  {
+    auto t = db.begin_write();
+    std::string v;
+    CHECK(t.get("guard", v));
+    const write_guard g[] = {write_guard{"guard", "v2", true}};
+    CHECK_FALSE(t.commit(tb, keyschema::write_options{}, g));
+    CHECK_FALSE(t.is_open());
+  }
+  CHECK_FALSE(get(db, "tx"));
+  {
+    auto t = db.begin_write();
+    const write_guard g[] = {write_guard{"guard", "v1", true}, write_guard{"missing", {}, false}};
+    CHECK(t.commit(tb, keyschema::write_options{}, g));
+  }
+  CHECK(get(db, "tx") == "committed");
+
+  if constexpr (keyschema::backend_with_erase_range<B>) {
+    const write_guard g[] = {write_guard{"guard", "v2", true}};
+    CHECK_FALSE(db.erase_range(keyschema::key_range{"d", "e"}, keyschema::write_options{}, g));
+    CHECK(get(db, "data") == "written");
+    const write_guard ok[] = {write_guard{"guard", "v1", true}};
+    CHECK(db.erase_range(keyschema::key_range{"d", "e"}, keyschema::write_options{}, ok));
+    CHECK_FALSE(get(db, "data"));
+  }
+}
+}  // namespace keyschema::contract
+
+namespace keyschema::contract {
+// In a template, so that a backend without guarded writes instantiates nothing of the above.
+template <class B>
+void guarded_writes_case() {
+  if constexpr (!keyschema::backend_with_write_guards<B>) {
+    SUCCEED("the backend does not model backend_with_write_guards (one process at a time)");
+  } else {
+    contract_fixture fx;
+    check_guarded_writes(*fx.db);
+  }
+}
+}  // namespace keyschema::contract
+
+TEST_CASE("contract: guarded writes apply only when every condition holds", "[contract][guards]") {
+  keyschema::contract::guarded_writes_case<keyschema::contract::contract_backend>();
 }

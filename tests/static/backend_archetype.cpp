@@ -210,4 +210,45 @@ struct without_transaction_cursor : backend<lacks::nothing> {
 };
 static_assert(!ks::backend_with_write_transaction<without_transaction_cursor>);
 
+// backend_with_write_guards: guarded write() and commit(), both returning whether the conditions
+// held; required of backends other processes can write (LMDB, SQLite, etcd).
+struct with_write_guards : backend<lacks::nothing> {
+  using backend<lacks::nothing>::write;
+  bool write(const ks::write_batch& batch, const ks::write_options& opts, ks::write_guards guards);
+  struct write_transaction_type {
+    write_transaction_type(write_transaction_type&&) noexcept;
+    bool is_open() const;
+    bool get(std::string_view key, std::string& value) const;
+    cursor_of<lacks::nothing> cursor(const ks::key_range& range) const;
+    void commit(const ks::write_batch& batch, const ks::write_options& opts);
+    bool commit(const ks::write_batch& batch, const ks::write_options& opts, ks::write_guards guards);
+  };
+  write_transaction_type begin_write();
+};
+static_assert(ks::backend_with_write_guards<with_write_guards>);
+// The store's guarded writes use nothing else: its classes instantiate over it.
+static_assert(sizeof(ks::store<ks_schema, with_write_guards>) > 0);
+static_assert(sizeof(ks::store_transaction<ks_schema, with_write_guards>) > 0);
+// Single-process backends need not model it.
+static_assert(!ks::backend_with_write_guards<ks::memory_backend>);
+static_assert(!ks::backend_with_write_guards<with_write_transaction>);
+
+// A guarded write() without a guarded commit() is not the capability.
+struct without_guarded_commit : with_write_transaction {
+  using with_write_transaction::write;
+  bool write(const ks::write_batch& batch, const ks::write_options& opts, ks::write_guards guards);
+};
+static_assert(!ks::backend_with_write_guards<without_guarded_commit>);
+// Nor is one that erases ranges natively without guarding them.
+struct with_unguarded_erase_range : with_write_guards {
+  void erase_range(const ks::key_range& range, const ks::write_options& opts);
+};
+static_assert(!ks::backend_with_write_guards<with_unguarded_erase_range>);
+struct with_guarded_erase_range : with_unguarded_erase_range {
+  using with_unguarded_erase_range::erase_range;
+  bool erase_range(const ks::key_range& range, const ks::write_options& opts, ks::write_guards guards);
+};
+static_assert(ks::backend_with_write_guards<with_guarded_erase_range>);
+static_assert(sizeof(ks::store<ks_schema, with_guarded_erase_range>) > 0);
+
 }  // namespace counter

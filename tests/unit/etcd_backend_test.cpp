@@ -1,14 +1,16 @@
 // tests/unit/etcd_backend_test.cpp: keyschema::etcd_backend on a real 3-member etcd cluster with
 // etcd's default limits: batches beyond --max-txn-ops / --max-request-bytes are refused whole,
 // a compacted snapshot says so, an endpoint that never answers is a deadline error, a member
-// SIGKILLed during a stream of batched writes loses no acknowledged write and rejoins, and a hung
-// (SIGSTOPped) member delays the next read and write by about one attempt timeout.
+// SIGKILLed during a stream of batched writes loses no acknowledged write and rejoins, a hung
+// (SIGSTOPped) member delays the next read and write by about one attempt timeout, and a store open
+// with an old schema is refused once another client migrates (backend_with_write_guards).
 //
 // The program starts its own cluster (etcd_cluster.hpp) on first use, so that killing a member
 // disturbs no other test, and stops it at exit. Each test case works under a key prefix of its own.
 #include <keyschema/etcd.hpp>
 
 #include <catch2/catch.hpp>
+#include <support/migration_race.hpp>
 #include <support/temp_dir.hpp>
 #include <unit/etcd_cluster.hpp>
 
@@ -574,4 +576,65 @@ TEST_CASE("etcd: serializable reads are answered by a member cut off from the ot
   after.deadline = std::chrono::seconds(30);  // until the cluster has a leader again
   const keyschema::etcd_backend recovered(after);
   CHECK(count_keys(recovered) == 3);
+}
+
+// Issue 30 case 3 on etcd, whose cluster every client shares: a store's writes carry compares of
+// its schema record and of the absence of a migration record (backend_with_write_guards), so a
+// client open with the old schema is refused while another client migrates, and after.
+TEST_CASE("etcd store: every write path of a client open with the old schema is refused during and after "
+          "another client's migration",
+          "[etcd][migrate]") {
+  namespace ks = keyschema;
+  namespace mr = keyschema::testing::migration_race;
+  const ks::etcd_options o = options("migrate/");
+  const std::string xid_key = ks::detail::prepared_key("x1");
+  {
+    ks::store<mr::v1, ks::etcd_backend> db(o);
+    mr::fill_v1(db);
+    ks::etcd_backend other(o);
+    CHECK_THROWS_WITH(mr::migrate(other, 2, 1), "migration stopped");  // after its first progress record
+    mr::record_prepared(other, xid_key);
+    mr::check_every_write_refused(db, "a ks::migrate is converting it (from layout " +
+                                          ks::fingerprint_text(ks::layout<mr::v1>::fingerprint) + " to " +
+                                          ks::fingerprint_text(ks::layout<mr::v2>::fingerprint));
+    ks::write_batch w;
+    w.erase(xid_key);
+    other.write(w, {});
+    CHECK(mr::migrate(other, 2).resumed);
+    mr::record_prepared(other, xid_key);
+    mr::check_every_write_refused(db, "it was migrated or extended to schema layout " +
+                                          ks::fingerprint_text(ks::layout<mr::v2>::fingerprint));
+  }
+  ks::store<mr::v2, ks::etcd_backend> db(o);
+  mr::check_nothing_landed(db);
+}
+
+TEST_CASE("etcd: a ks::migrate whose progress another client's migration advanced is refused at its next batch",
+          "[etcd][migrate]") {
+  namespace ks = keyschema;
+  namespace mr = keyschema::testing::migration_race;
+  const ks::etcd_options o = options("migrate-two/");
+  {
+    ks::store<mr::v1, ks::etcd_backend> db(o);
+    for (int i = 0; i < 20; ++i) db.put<mr::item_v1>({std::to_string(i)}, "initial");
+  }
+  ks::etcd_backend first(o), second(o);
+  std::size_t calls = 0;
+  const std::string e = mr::schema_error_of([&] {
+    ks::migrate<mr::v1, mr::v2>(first, ks::migrate_options{.batch_entries = 5},
+                                ks::transform<mr::item_v1>([&](const ks::entry<mr::item_v1>& en,
+                                                               ks::migration_writer<mr::v2>& out) {
+                                  if (++calls == 6) CHECK(mr::migrate(second, 3).resumed);  // inside the 2nd batch
+                                  out.put<mr::item_v2>({std::stoull(en.get<"id">())}, en.value);
+                                }));
+  });
+  INFO(e);
+  CHECK_THAT(e, Catch::Contains("changed by another process while this ks::migrate ran") &&
+                    Catch::Contains("nothing of this batch was written"));
+  ks::store<mr::v2, ks::etcd_backend> db(o);
+  std::size_t n = 0;
+  for (const auto& en : db.scan<mr::item_v2>()) n += en.get<"id">() < 20 ? 1 : 0;
+  CHECK(n == 20);
+  std::string progress;
+  CHECK_FALSE(db.backend().get(ks::migration_key, progress, nullptr));
 }

@@ -8,6 +8,7 @@
 // parent holds no environment open while they run.
 #include <keyschema/keyschema.hpp>
 #include <keyschema/lmdb.hpp>
+#include <support/migration_race.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -247,6 +248,34 @@ TEST_CASE("lmdb store: a transaction never commits over a state another process 
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
   ::close(go[1]);
   ::close(done[0]);
+}
+
+// Issue 30 case 3: a process holding a store open with the old schema kept acknowledging writes
+// during and after a ks::migrate of another process, which the new schema could not read. Every
+// write is now guarded, inside LMDB's write transaction, by the schema record the store opened
+// with and the absence of a migration record (backend_with_write_guards).
+TEST_CASE("lmdb store: a process open with the old schema is refused once another migrates, losing no "
+          "acknowledged write",
+          "[lmdb][multiprocess][migrate]") {
+  temp_dir dir("lmdb-mp-migrate");
+  const auto path = dir.path() / "env";
+  ks::testing::migration_race::old_writer_during_migration<ks::lmdb_backend>(
+      [&] { return ks::lmdb_backend(path); }, 4000, 20);
+}
+
+TEST_CASE("lmdb store: every write path of a store open with the old schema is refused during and after a "
+          "migration",
+          "[lmdb][multiprocess][migrate]") {
+  temp_dir dir("lmdb-mp-migrate-paths");
+  const auto path = dir.path() / "env";
+  ks::testing::migration_race::every_write_path_refused<ks::lmdb_backend>([&] { return ks::lmdb_backend(path); });
+}
+
+TEST_CASE("lmdb: a ks::migrate whose progress another migration advanced is refused at its next batch",
+          "[lmdb][multiprocess][migrate]") {
+  temp_dir dir("lmdb-mp-migrate-two");
+  const auto path = dir.path() / "env";
+  ks::testing::migration_race::second_migrator_refused<ks::lmdb_backend>([&] { return ks::lmdb_backend(path); });
 }
 
 }  // namespace lmdb_multiprocess_test

@@ -8,6 +8,7 @@
 // must not cross fork()) and open their own store.
 #include <keyschema/keyschema.hpp>
 #include <keyschema/sqlite.hpp>
+#include <support/migration_race.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -149,6 +150,35 @@ TEST_CASE("sqlite store: puts and batches of several processes all land", "[sqli
     }
     CHECK(seen == per_process);
   }
+}
+
+// Issue 30 case 3 (see lmdb_multiprocess_test.cpp): every write of a store is guarded, inside
+// SQLite's BEGIN IMMEDIATE transaction, by the schema record it opened with and the absence of a
+// migration record.
+TEST_CASE("sqlite store: a process open with the old schema is refused once another migrates, losing no "
+          "acknowledged write",
+          "[sqlite][multiprocess][migrate]") {
+  temp_dir dir("sqlite-mp-migrate");
+  const auto path = dir.path() / "db";
+  ks::testing::migration_race::old_writer_during_migration<ks::sqlite_backend>(
+      [&] { return ks::sqlite_backend(path, patient()); }, 4000, 20);
+}
+
+TEST_CASE("sqlite store: every write path of a store open with the old schema is refused during and after a "
+          "migration",
+          "[sqlite][multiprocess][migrate]") {
+  temp_dir dir("sqlite-mp-migrate-paths");
+  const auto path = dir.path() / "db";
+  ks::testing::migration_race::every_write_path_refused<ks::sqlite_backend>(
+      [&] { return ks::sqlite_backend(path, patient()); });
+}
+
+TEST_CASE("sqlite: a ks::migrate whose progress another migration advanced is refused at its next batch",
+          "[sqlite][multiprocess][migrate]") {
+  temp_dir dir("sqlite-mp-migrate-two");
+  const auto path = dir.path() / "db";
+  ks::testing::migration_race::second_migrator_refused<ks::sqlite_backend>(
+      [&] { return ks::sqlite_backend(path, patient()); });
 }
 
 }  // namespace sqlite_multiprocess_test

@@ -45,6 +45,10 @@
 // using the cluster: the store runs its own read-modify-writes again on a conflict, and
 // keyschema::run_transaction (<keyschema/retry.hpp>) does so for a transaction function.
 //
+// Guarded writes (backend_with_write_guards): write(), erase_range() and a transaction's commit()
+// take conditions (a key holds given bytes, or is absent) that become compares of the same Txn,
+// so keyschema::store's check of its schema record costs no round trip.
+//
 // Thread-safety: get, snapshot, cursor, limits, write and begin_write may be called concurrently
 // from any number of threads (each call uses its own HTTP connection from a pool). A single
 // cursor, snapshot or write transaction is not shared between threads without external
@@ -179,26 +183,47 @@ class etcd_backend {
   //     the member has no leader / the leader changed (gRPC 14) / the request timed out in the
   //       cluster: what() says which; for a timeout the outcome is unknown.
   //   std::bad_alloc.
-  void write(const write_batch& batch, const write_options& /*opts: always durable*/) {
-    if (batch.empty()) return;
+  void write(const write_batch& batch, const write_options& opts) { static_cast<void>(write(batch, opts, {})); }
+
+  // As write(batch, opts), with the conditions of guards (a key holds given bytes, or is absent;
+  // backend_with_write_guards) as compares of the same Txn: no extra round trip. Returns false,
+  // writing nothing, when one does not hold; true when batch was applied. An empty batch checks
+  // nothing (and returns true). Errors: as write(batch, opts).
+  bool write(const write_batch& batch, const write_options& /*opts: always durable*/, write_guards guards) {
+    if (batch.empty()) return true;
     std::size_t n = 0;
-    const std::string body = etcd_detail::txn_body(*c_, limits(), batch, nullptr, "keyschema::etcd_backend", n);
-    static_cast<void>(c_->txn("keyschema::etcd_backend: writing a batch of " + std::to_string(n) + " operations", body));
+    const std::string body =
+        etcd_detail::txn_body(*c_, limits(), batch, nullptr, "keyschema::etcd_backend", n, guards);
+    const etcd_detail::txn_result r =
+        c_->txn("keyschema::etcd_backend: writing a batch of " + std::to_string(n) + " operations", body);
+    return r.succeeded || guards.empty();
   }
 
   // Erases every key k with range.lower <= k < range.upper (no upper bound when range.upper is
   // empty; range.reverse is ignored) with one etcd DeleteRange in one Txn: atomic, whatever the
   // number of keys (etcd counts it as one operation), durable when it returns.
   // Errors: as write() (native_call "etcd /v3/kv/txn"), except the limits of a batch; std::bad_alloc.
-  void erase_range(const key_range& range, const write_options& /*opts: always durable*/) {
+  void erase_range(const key_range& range, const write_options& opts) {
+    static_cast<void>(erase_range(range, opts, {}));
+  }
+
+  // As erase_range(range, opts), with the conditions of guards as compares of the same Txn.
+  // Returns false, erasing nothing, when one does not hold. An empty range checks nothing.
+  bool erase_range(const key_range& range, const write_options& /*opts: always durable*/, write_guards guards) {
     const etcd_detail::etcd_range r = c_->to_etcd(range.lower, range.upper);
-    if (r.empty()) return;
-    std::string body = "{\"success\":[{\"request_delete_range\":{\"key\":\"";
+    if (r.empty()) return true;
+    std::string body = "{";
+    if (!guards.empty()) {
+      body += "\"compare\":[";
+      etcd_detail::append_guard_compares(*c_, body, guards, true);
+      body += "],";
+    }
+    body += "\"success\":[{\"request_delete_range\":{\"key\":\"";
     etcd_detail::base64_append(body, r.begin);
     body += "\",\"range_end\":\"";
     etcd_detail::base64_append(body, r.end);
     body += "\"}}]}";
-    static_cast<void>(c_->txn("keyschema::etcd_backend: erasing a range", body));
+    return c_->txn("keyschema::etcd_backend: erasing a range", body).succeeded || guards.empty();
   }
 
   // Begins an optimistic write transaction (etcd_write_transaction): no lock is taken; it reads
@@ -259,5 +284,8 @@ static_assert(backend_with_write_transaction<etcd_backend>,
               "keyschema::etcd_backend: does not provide write transactions; see keyschema/backend.hpp");
 static_assert(backend_with_erase_range<etcd_backend>,
               "keyschema::etcd_backend: does not provide erase_range; see keyschema/backend.hpp");
+static_assert(backend_with_write_guards<etcd_backend>,
+              "keyschema::etcd_backend: other clients can write its cluster, so it must guard writes "
+              "(backend_with_write_guards); see keyschema/backend.hpp");
 
 KEYSCHEMA_END_NAMESPACE

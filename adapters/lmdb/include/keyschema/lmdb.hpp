@@ -20,6 +20,8 @@
 //                    transaction pins the pages.
 //   - get()          mdb_get in the snapshot's transaction, or in a short read-only transaction
 //                    (reset and renewed from a small pool rather than allocated each time).
+//   - write(b, o, guards), commit(b, o, guards)  backend_with_write_guards: mdb_get of each
+//                    guarded key in the write transaction, before the batch is applied.
 //   - begin_write()  one LMDB write transaction, held until its commit() or destruction: LMDB's
 //                    write lock serializes it against writers of every process. keyschema::store
 //                    runs its transactions in it, so they are serializable across processes.
@@ -166,7 +168,14 @@ class lmdb_backend {
   //       example ENOSPC: the disk is full; MDB_PANIC: an earlier fatal error, reopen).
   //   backend_error "mdb_env_set_mapsize" - growing the map failed (no address space); the
   //       environment cannot be used any more. Remedy: reopen with a smaller map_size.
-  void write(const write_batch& batch, const write_options& opts) {
+  void write(const write_batch& batch, const write_options& opts) { static_cast<void>(write(batch, opts, {})); }
+
+  // As write(batch, opts), but first checks every condition of guards (a key holds given bytes,
+  // or is absent; backend_with_write_guards) with mdb_get in the write transaction, under LMDB's
+  // write lock. Returns false, writing nothing, when one does not hold; true when batch was
+  // committed. An empty batch checks nothing (and returns true). Errors: as write(batch, opts),
+  // and backend_error "mdb_get" (reading a guarded key failed; nothing was written).
+  bool write(const write_batch& batch, const write_options& opts, write_guards guards) {
     lmdb_detail::check_limits(*s_, batch);
     if (s_->read_only) {
       throw backend_error("keyschema::lmdb_backend::write: " + s_->path +
@@ -182,15 +191,16 @@ class lmdb_backend {
           lmdb_detail::throw_status("keyschema::lmdb_backend::write: cannot flush " + s_->path, "mdb_env_sync", rc);
         }
       }
-      return;
+      return true;
     }
     // The previous commit left the map more than 3/4 used: grow it now if nothing is open, so
     // that this commit records the new size and a later one rarely waits for snapshots.
     if (s_->grow_pending.load(std::memory_order_relaxed)) s_->try_grow_early();
     lmdb_detail::nosync_commit nosync(s_->env, opts.sync);
     for (int resized = 0;;) {
-      const int rc = lmdb_detail::commit_once(*s_, batch);
-      if (rc == MDB_SUCCESS) return;
+      bool refused = false;
+      const int rc = lmdb_detail::commit_once(*s_, batch, guards, refused);
+      if (rc == MDB_SUCCESS) return !refused;
       if (rc == MDB_MAP_FULL) {
         s_->grow_for_write(lmdb_detail::erases_only(batch));
       } else if (++resized <= lmdb_detail::max_resize_retries) {
@@ -266,5 +276,8 @@ class lmdb_backend {
 };
 
 static_assert(backend<lmdb_backend>, "keyschema::lmdb_backend: does not meet the backend contract; see <keyschema/backend.hpp>");
+static_assert(backend_with_write_guards<lmdb_backend>,
+              "keyschema::lmdb_backend: other processes can open its environment, so it must guard writes "
+              "(backend_with_write_guards); see <keyschema/backend.hpp>");
 
 KEYSCHEMA_END_NAMESPACE

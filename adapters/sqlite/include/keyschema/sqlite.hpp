@@ -25,6 +25,10 @@
 //   - begin_write()  BEGIN IMMEDIATE on the writer connection, held until commit() or destruction:
 //                    SQLite's write lock serializes it against writers of every process, so
 //                    keyschema::store's transactions are serializable across processes.
+//   - write(b, o, guards), commit(b, o, guards)  backend_with_write_guards: a point SELECT of
+//                    each guarded key inside the BEGIN IMMEDIATE transaction, before the batch
+//                    (none when the conditions are those of the last guarded commit and the
+//                    file's data version, SQLITE_FCNTL_DATA_VERSION, has not changed since).
 // Durability: a commit is durable by default (PRAGMA synchronous = FULL: the -wal file is
 // fsync'ed before COMMIT returns). write_options{.sync = false} runs that one commit with
 // synchronous = NORMAL: it is not synced (a later synced commit or checkpoint syncs it). A crash
@@ -69,6 +73,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -127,15 +132,31 @@ class sqlite_backend {
       (void)opts;
       require_open();
       s_->check_limits(batch);
+      apply_and_commit(batch);
+      lock_.unlock();
+    }
+
+    // As commit(batch, opts), but first checks every condition of guards (backend.hpp,
+    // write_guard) with a SELECT inside this transaction. Returns false when one does not hold:
+    // nothing was written and the transaction has ended; true when batch was committed.
+    // Errors: as commit(batch, opts). REQUIRES: is_open().
+    bool commit(const write_batch& batch, const write_options& opts, write_guards guards) {
+      require_open();
+      s_->check_limits(batch);
       try {
-        s_->apply(batch);
-        s_->writer->run(sqlite_detail::connection::commit_stmt, s_->where_write(batch));
+        if (!s_->guards_hold(guards)) {
+          end();
+          return false;
+        }
       } catch (...) {
         end();
         throw;
       }
-      s_->unsynced = false;  // a FULL commit syncs the whole log
+      (void)opts;
+      apply_and_commit(batch);
+      s_->remember_guards(guards, batch);  // still under the writer mutex
       lock_.unlock();
+      return true;
     }
 
     // Ends the transaction without writing anything (also done by the destructor).
@@ -155,6 +176,19 @@ class sqlite_backend {
 
     void require_open() const {
       if (!is_open()) throw error("keyschema::sqlite_backend: the write transaction has already ended");
+    }
+
+    // Applies batch and commits; the writer mutex stays held. On failure the transaction has been
+    // rolled back and ended.
+    void apply_and_commit(const write_batch& batch) {
+      try {
+        s_->apply(batch);
+        s_->writer->run(sqlite_detail::connection::commit_stmt, s_->where_write(batch));
+      } catch (...) {
+        end();
+        throw;
+      }
+      s_->unsynced = false;  // a FULL commit syncs the whole log
     }
 
     void end() noexcept {
@@ -306,25 +340,38 @@ class sqlite_backend {
   //     SQLITE_IOERR_* (a failed write or fsync), SQLITE_CORRUPT (a damaged page reached while
   //     updating the b-tree). Remedy: fix the disk and retry; a damaged file, see the constructor.
   //   std::bad_alloc.
-  void write(const write_batch& batch, const write_options& opts) {
-    if (batch.empty() && !opts.sync) return;
+  void write(const write_batch& batch, const write_options& opts) { static_cast<void>(write(batch, opts, {})); }
+
+  // As write(batch, opts), but first checks every condition of guards (a key holds given bytes,
+  // or is absent; backend_with_write_guards) with a SELECT inside the BEGIN IMMEDIATE
+  // transaction, under SQLite's write lock. Returns false, writing nothing, when one does not
+  // hold; true when batch was committed. An empty batch checks nothing (and returns true).
+  // Errors: as write(batch, opts).
+  bool write(const write_batch& batch, const write_options& opts, write_guards guards) {
+    if (batch.empty() && !opts.sync) return true;
     s_->check_limits(batch);
     std::lock_guard lk(s_->write_mu);
     if (batch.empty()) {
       s_->sync_log();
-      return;
+      return true;
     }
     s_->set_sync(opts.sync);
     s_->begin_immediate();
     try {
+      if (!s_->guards_hold(guards)) {
+        s_->writer->rollback_quietly();
+        return false;
+      }
       s_->apply(batch);
       s_->writer->run(sqlite_detail::connection::commit_stmt, s_->where_write(batch));
     } catch (...) {
       s_->writer->rollback_quietly();
       throw;
     }
+    s_->remember_guards(guards, batch);
     if (opts.sync) s_->unsynced = false;
     else s_->unsynced = true;
+    return true;
   }
 
   // Begins a write transaction (see write_transaction_type): waits for this backend's other
@@ -402,6 +449,19 @@ class sqlite_backend {
     std::mutex write_mu;
     bool sync_full = true;   // the writer's PRAGMA synchronous (FULL or NORMAL); under write_mu
     bool unsynced = false;   // a commit since the last sync of the -wal file; under write_mu
+    std::string guard_where;  // the context of guards_hold's errors, made on first use; under write_mu
+    std::string guard_value;  // guards_hold's buffer, kept between writes; under write_mu
+    // The conditions of the last guarded commit and the data version it left (remember_guards);
+    // guards_same: guards_hold found the conditions it was given equal to them. Under write_mu.
+    struct remembered_guard {
+      std::string key;
+      std::string value;
+      bool exists = true;
+    };
+    std::vector<remembered_guard> guards;
+    unsigned guards_version = 0;
+    bool guards_known = false;
+    bool guards_same = false;
     std::unique_ptr<sqlite_detail::connection> writer;
     std::optional<sqlite_detail::reader_pool> readers;
 
@@ -432,6 +492,55 @@ class sqlite_backend {
     void begin_immediate() {
       writer->run(sqlite_detail::connection::begin_immediate_stmt,
                   "keyschema::sqlite_backend: taking the write lock of " + path);
+    }
+
+    // Whether every condition of g holds, read inside the open write transaction: one point
+    // SELECT per condition, or none when g is empty, or when g are the conditions of this
+    // backend's last guarded commit and the database has not changed since (the pager's data
+    // version, SQLITE_FCNTL_DATA_VERSION, which every commit of any connection or process
+    // changes). Errors: as connection::lookup.
+    bool guards_hold(write_guards g) {
+      guards_same = false;
+      if (g.empty()) return true;
+      guards_same = guards.size() == g.size();
+      for (std::size_t i = 0; i < g.size() && guards_same; ++i) {
+        guards_same = guards[i].exists == g[i].exists && guards[i].key == g[i].key && guards[i].value == g[i].value;
+      }
+      if (guards_same && guards_known && data_version() == guards_version) return true;
+      if (guard_where.empty()) guard_where = "keyschema::sqlite_backend: reading a guarded key of " + path;
+      for (const write_guard& c : g) {
+        const bool found = writer->lookup(c.key, guard_value, guard_where);
+        if (found != c.exists || (found && guard_value != c.value)) return false;
+      }
+      return true;
+    }
+
+    // After a commit of batch whose conditions g held (checked by guards_hold just before):
+    // remembers them with the data version the commit left, or forgets them when batch wrote one
+    // of their keys.
+    void remember_guards(write_guards g, const write_batch& batch) {
+      if (g.empty()) return;  // an unguarded commit changes the data version anyway
+      for (const write_batch::op o : batch) {
+        for (const write_guard& c : g) {
+          if (o.key == c.key) {
+            guards_known = false;
+            return;
+          }
+        }
+      }
+      if (!guards_same) {
+        guards.resize(g.size());
+        for (std::size_t i = 0; i < g.size(); ++i) guards[i] = {std::string(g[i].key), std::string(g[i].value), g[i].exists};
+      }
+      guards_version = data_version();
+      guards_known = guards_version != 0;
+    }
+
+    // The data version of the writer's database file (0 when SQLite cannot say).
+    unsigned data_version() const noexcept {
+      unsigned v = 0;
+      if (::sqlite3_file_control(writer->db(), "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK) return 0;
+      return v;
     }
 
     // The batch's operations inside the open write transaction.
@@ -482,5 +591,8 @@ static_assert(backend<sqlite_backend>,
               "keyschema::sqlite_backend: does not meet the backend contract; see keyschema/backend.hpp");
 static_assert(backend_with_write_transaction<sqlite_backend>,
               "keyschema::sqlite_backend: does not meet backend_with_write_transaction; see keyschema/backend.hpp");
+static_assert(backend_with_write_guards<sqlite_backend>,
+              "keyschema::sqlite_backend: other processes can open its database, so it must guard writes "
+              "(backend_with_write_guards); see keyschema/backend.hpp");
 
 KEYSCHEMA_END_NAMESPACE

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -229,6 +230,7 @@ class migration_run {
                            fingerprint_text(layout<New>::fingerprint) + "); finish it with the schemas it was begun with");
       }
       progress_ = std::move(*p);
+      written_ = std::move(text);
       result_.resumed = true;
     } else if (!begin()) {
       return result_;
@@ -238,7 +240,7 @@ class migration_run {
     write_batch done;
     done.put(schema_key, layout<New>::record());
     done.erase(migration_key);
-    b_.write(done, write_options{.sync = true});
+    write_guarded(done, write_options{.sync = true}, {write_guard{migration_key, written_, true}});
     return result_;
   }
 
@@ -258,7 +260,8 @@ class migration_run {
       }
       write_batch w;
       w.put(schema_key, layout<New>::record());
-      b_.write(w, write_options{.sync = true});
+      write_guarded(w, write_options{.sync = true},
+                    {write_guard{schema_key, {}, false}, write_guard{migration_key, {}, false}});
       return false;
     }
     if (stored == layout<New>::record()) {
@@ -295,8 +298,11 @@ class migration_run {
     progress_.keyspace_index = 0;
     progress_.keyspace = std::string(std::tuple_element_t<0, old_keyspaces>::name);
     write_batch w;
-    w.put(migration_key, format_migration_progress(progress_));
-    b_.write(w, write_options{.sync = true});
+    std::string progress = format_migration_progress(progress_);
+    w.put(migration_key, progress);
+    write_guarded(w, write_options{.sync = true},
+                  {write_guard{schema_key, stored, true}, write_guard{migration_key, {}, false}});
+    written_ = std::move(progress);
     return true;
   }
 
@@ -439,8 +445,7 @@ class migration_run {
         if (n == 0) return;
         progress_.last_key = last;
         progress_.entries += n;
-        chunk.put(migration_key, format_migration_progress(progress_));
-        b_.write(chunk, write_options{.sync = false});
+        advance(chunk, format_migration_progress(progress_));
         result_.entries += n;
         ++result_.batches;
         if (!more) return;
@@ -496,10 +501,46 @@ class migration_run {
         }
       }
       if (chunk.empty()) return;
-      chunk.put(migration_key, progress);
-      b_.write(chunk, write_options{.sync = false});
+      advance(chunk, progress);
       ++result_.batches;
     }
+  }
+
+  // Writes b (with sync), on a backend other processes can write (backend_with_write_guards) only
+  // while every condition of g holds in the engine's write transaction; otherwise throws
+  // schema_error, nothing written: another ks::migrate began or advanced meanwhile, or a store
+  // recorded another schema.
+  void write_guarded(const write_batch& b, const write_options& o, std::initializer_list<write_guard> g) {
+    if constexpr (backend_with_write_guards<Backend>) {
+      if (!b_.write(b, o, write_guards(g.begin(), g.size()))) {
+        throw schema_error(where() + " was changed by another process while this ks::migrate ran (another ks::migrate "
+                                     "began or advanced it, or a store recorded its schema meanwhile: " +
+                           changed_state() + "); nothing of this batch was written. Run ks::migrate again once the "
+                                             "other process is done: it resumes from what was committed");
+      }
+    } else {
+      b_.write(b, o);
+    }
+  }
+  // What the database holds now, for the message above.
+  std::string changed_state() const {
+    std::string v;
+    if (b_.get(migration_key, v, nullptr)) return "now " + describe_migration(v);
+    if (!b_.get(schema_key, v, nullptr)) return "no schema record";
+    const std::optional<schema_record> r = parse_schema_record(v);
+    if (!r) return "an unreadable schema record";
+    return "schema layout " + std::string(r->fingerprint_text) + ", no migration under way";
+  }
+  // Writes one batch of step 2 or 2b without sync, guarded by the progress record this run wrote
+  // last. progress: the new progress record, put into b here; empty when b already holds it.
+  void advance(write_batch& b, std::string progress) {
+    if (progress.empty()) {
+      progress = format_migration_progress(progress_);
+    } else {
+      b.put(migration_key, progress);
+    }
+    write_guarded(b, write_options{.sync = false}, {write_guard{migration_key, written_, true}});
+    written_ = std::move(progress);
   }
 
   static bool read_base(const void* ctx, std::string_view key, std::string& out) {
@@ -546,7 +587,7 @@ class migration_run {
       std::optional<std::string> before = std::move(progress_.last_key);
       progress_.last_key = last;
       overlay_to_batch(writes, out);
-      out.put(migration_key, format_migration_progress(progress_));
+      out.put(migration_key, format_migration_progress(progress_));  // advance() keeps it
       if (out.size() > limits_.max_ops_per_write || out.byte_size() > limits_.max_bytes_per_write) {
         progress_.last_key = std::move(before);
         if (cap == 1) {
@@ -558,7 +599,7 @@ class migration_run {
         cap = std::max<std::size_t>(1, cap / 2);
         continue;
       }
-      b_.write(out, write_options{.sync = false});
+      advance(out, std::string());
       ++result_.batches;
       if (!more) return;
     }
@@ -569,6 +610,7 @@ class migration_run {
   std::tuple<Steps&...> steps_;
   backend_limits limits_;
   migration_progress progress_;
+  std::string written_;  // the progress record this run committed last (or found, resuming)
   migrate_result result_;
 };
 

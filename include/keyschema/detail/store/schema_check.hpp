@@ -10,6 +10,8 @@
 //     below them); the record is then rewritten to this program's (unless the backend is
 //     read-only);
 //   - a stored keyspace the program does not declare: refused, naming it.
+// schema_guards() and schema_changed_error() re-check the record at every write of a store on a
+// backend other processes can write (backend_with_write_guards in backend.hpp).
 //
 // Thread-safety: stateless functions; the caller holds what makes get/cursor/write consistent.
 #pragma once
@@ -25,6 +27,7 @@
 #include <keyschema/scan.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -97,6 +100,38 @@ inline std::string count_text(std::size_t n, std::size_t cap) {
 inline std::string unfinished_migration_message(const std::string& where, std::string_view progress) {
   return where + " has an unfinished ks::migrate (" + describe_migration(progress) +
          "); run the same ks::migrate<Old, New> again to finish it, then open it with the new schema";
+}
+
+// The conditions a store guards each of its writes with on a backend other processes can write
+// (backend_with_write_guards): the schema record still holds `record` (the bytes the store opened
+// the database with) and no ks::migrate is under way. A ks::migrate begins by writing its
+// progress record and ends by rewriting the schema record, so from its first write on, a store
+// opened with the old schema writes nothing more.
+inline std::array<write_guard, 2> schema_guards(std::string_view record) noexcept {
+  return {write_guard{schema_key, record, true}, write_guard{migration_key, {}, false}};
+}
+
+// The refusal of a store's write whose schema_guards did not hold: names what changed (a
+// ks::migrate under way, or the schema record now another layout's, or removed), read now with
+// get(key, value) -> bool, and the remedy. where: "keyschema::store: the database <path>".
+template <class Schema, class Get>
+schema_error schema_changed_error(const std::string& where, Get&& get) {
+  std::string stored;
+  std::string what;
+  const std::string ours = fingerprint_text(layout<Schema>::fingerprint);
+  if (get(migration_key, stored)) {
+    what = "a ks::migrate is converting it (" + describe_migration(stored) + ")";
+  } else if (!get(schema_key, stored)) {
+    what = "its schema record was removed";
+  } else if (const std::optional<schema_record> r = parse_schema_record(stored)) {
+    what = r->fingerprint_text == ours
+               ? "its schema record was rewritten (now the same layout " + ours + " again)"
+               : "it was migrated or extended to schema layout " + std::string(r->fingerprint_text);
+  } else {
+    what = "its schema record was replaced by an unreadable one";
+  }
+  return schema_error(where + " changed schema since this store opened it with layout " + ours + ": " + what +
+                      "; nothing was written. Reopen the store with the database's current schema");
 }
 
 // Checks or records the schema record (see the top of this file and store's constructors).

@@ -130,16 +130,28 @@ class etcd_write_transaction {
   //   backend_error: as etcd_backend::write (no endpoint, deadline, no leader, leader changed;
   //     for a timeout or a broken connection the outcome is unknown); the transaction ended.
   // REQUIRES: is_open().
-  void commit(const write_batch& batch, const write_options& /*opts: always durable*/) {
+  void commit(const write_batch& batch, const write_options& opts) { static_cast<void>(commit(batch, opts, {})); }
+
+  // As commit(batch, opts), with the conditions of guards (backend.hpp, write_guard) as compares
+  // of the same Txn. Returns false when one does not hold: nothing was written, the transaction
+  // has ended; true when batch was committed. When the Txn fails, the guarded keys are read again
+  // to tell a failed condition (false) from a conflict (conflict_error). An empty batch checks
+  // nothing (and returns true). Errors: as commit(batch, opts). REQUIRES: is_open().
+  bool commit(const write_batch& batch, const write_options& /*opts: always durable*/, write_guards guards) {
     require_open();
     std::size_t n = 0;
     const std::string body = etcd_detail::txn_body(*c_, etcd_detail::limits_of(c_->options()), batch, reads_.get(),
-                                                   "keyschema::etcd_write_transaction", n);
+                                                   "keyschema::etcd_write_transaction", n, guards);
     std::shared_ptr<etcd_detail::read_set> reads = std::move(reads_);  // ended, whatever happens now
-    if (batch.empty()) return;  // nothing to write: what it read was one consistent state
+    if (batch.empty()) return true;  // nothing to write: what it read was one consistent state
     const etcd_detail::txn_result r = c_->txn(
         "keyschema::etcd_write_transaction: committing " + std::to_string(n) + " operations", body);
     if (!r.succeeded) {
+      for (const write_guard& g : guards) {
+        etcd_detail::range_page p = c_->get("keyschema::etcd_write_transaction: reading a guarded key",
+                                            c_->etcd_key(g.key), 0);
+        if (p.kvs.empty() ? g.exists : (!g.exists || p.kvs.front().value != g.value)) return false;
+      }
       throw conflict_error("keyschema::etcd_write_transaction: another writer changed what the transaction read (" +
                            std::to_string(reads->keys.size()) + " keys and " +
                            std::to_string(reads->merged_ranges().size()) + " ranges read at revision " +
@@ -147,6 +159,7 @@ class etcd_write_transaction {
                            std::to_string(r.revision) +
                            "); nothing was written: run the transaction again from its first read");
     }
+    return true;
   }
 
  private:

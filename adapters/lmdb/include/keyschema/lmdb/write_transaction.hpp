@@ -97,6 +97,28 @@ class lmdb_write_transaction {
     }
   }
 
+  // As commit(batch, opts), but first checks every condition of guards (backend.hpp,
+  // write_guard) with mdb_get in this transaction. Returns false when one does not hold: nothing
+  // was written and the transaction has ended; true when batch was committed. Errors: as
+  // commit(batch, opts), and backend_error "mdb_get" (the transaction has ended).
+  // REQUIRES: is_open().
+  bool commit(const write_batch& batch, const write_options& opts, write_guards guards) {
+    require_open();
+    lmdb_detail::check_limits(*st_, batch);
+    try {
+      const bool same = !guards.empty() && lmdb_detail::same_guards(*st_, guards);
+      if (!lmdb_detail::guards_hold_since(*st_, h_->txn, guards, same)) {
+        end();
+        return false;
+      }
+      commit_open(batch, opts, guards, same);
+    } catch (...) {
+      end();
+      throw;
+    }
+    return true;
+  }
+
   // Ends the transaction without writing anything (also done by the destructor).
   void abort() noexcept { end(); }
 
@@ -141,7 +163,10 @@ class lmdb_write_transaction {
     h_->txn = nullptr;
   }
 
-  void commit_open(const write_batch& batch, const write_options& opts) {
+  // guards: the conditions that held (checked by the caller), remembered for the next write
+  // (lmdb_detail::remember_guards; same: lmdb_detail::same_guards) while the writer mutex is
+  // still held.
+  void commit_open(const write_batch& batch, const write_options& opts, write_guards guards = {}, bool same = false) {
     lmdb_detail::env_state& s = *st_;
     lmdb_detail::nosync_commit nosync(s.env, opts.sync);
     for (;;) {
@@ -152,6 +177,7 @@ class lmdb_write_transaction {
         rc = s.commit_write(h_->txn);  // frees the transaction whatever the outcome
         h_->txn = nullptr;
         if (rc == MDB_SUCCESS) {
+          lmdb_detail::remember_guards(s, id_, guards, batch, same);
           s.note_usage();  // still registered with the gate
           s.gate.leave();
           lock_.unlock();

@@ -49,6 +49,33 @@ inline backend_limits limits_of(const etcd_options& o) noexcept {
   return l;
 }
 
+// Appends the compares of guards (backend_with_write_guards) to body, each preceded by a comma
+// unless `first`: a key that must hold given bytes compares its VALUE, one that must be absent its
+// VERSION with 0 (etcd compares a missing key as version 0). Returns the protobuf bytes they add.
+inline std::size_t append_guard_compares(const client& c, std::string& body, write_guards guards, bool first) {
+  std::size_t bytes = 0;
+  for (const write_guard& g : guards) {
+    if (!first) body += ',';
+    first = false;
+    const std::string key = c.etcd_key(g.key);
+    body += "{\"result\":\"EQUAL\",\"target\":\"";
+    body += g.exists ? "VALUE" : "VERSION";
+    body += "\",\"key\":\"";
+    base64_append(body, key);
+    if (g.exists) {
+      body += "\",\"value\":\"";
+      base64_append(body, g.value);
+      body += "\"}";
+    } else {
+      body += "\",\"version\":\"0\"}";
+    }
+    // result and target varints, the key, and the value field (or the version: a tag and up to
+    // 10 bytes), in a length-delimited field of the TxnRequest.
+    bytes += field_size(4 + field_size(key.size()) + (g.exists ? field_size(g.value.size()) : 11));
+  }
+  return bytes;
+}
+
 // What one Txn of a batch holds: its operations after reducing the batch to the last operation
 // per key, minus the erases merged into range deletes.
 struct txn_plan {
@@ -177,9 +204,9 @@ inline std::size_t txn_operation_count(const client& c, const write_batch& batch
   return std::max(plan.operations(), plan.compares);
 }
 
-// The Txn body for batch (and the compares and erase runs of reads, when not null); n_ops
-// receives the number of operations it holds (distinct keys written, a merged run counting one).
-// context prefixes the messages (names the caller).
+// The Txn body for batch (and the compares and erase runs of reads, when not null, and the
+// compares of guards); n_ops receives the number of operations it holds (distinct keys written, a
+// merged run counting one). context prefixes the messages (names the caller).
 // Errors (nothing is sent; the caller's state is unchanged):
 //   limit_error: a key is empty and there is no key prefix; an operation exceeds lim's
 //     max_key_bytes / max_entry_bytes; more operations than max_txn_ops; more compares than
@@ -187,7 +214,8 @@ inline std::size_t txn_operation_count(const client& c, const write_batch& batch
 //     max_request_bytes. what() names the figure and the limit.
 //   std::bad_alloc.
 inline std::string txn_body(const client& c, const backend_limits& lim, const write_batch& batch,
-                            const read_set* reads, const std::string& context, std::size_t& n_ops) {
+                            const read_set* reads, const std::string& context, std::size_t& n_ops,
+                            write_guards guards = {}) {
   const txn_plan plan = plan_txn(c, lim, batch, reads, context);
   const std::vector<write_batch::op>& ops = plan.ops;
   n_ops = plan.operations();
@@ -207,17 +235,28 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
   body += '{';
   std::size_t txn_bytes = 0;
   if (plan.compares > 0) {
-    const std::size_t n = plan.compares;
+    const std::size_t n = plan.compares + guards.size();
     const std::size_t read_keys = reads->keys.size() + plan.extra.size();
     if (n > opt.max_txn_ops) {
       throw limit_error(context + ": the transaction read " + std::to_string(read_keys) + " keys and " +
-                        std::to_string(n - read_keys) + " ranges, which its commit checks with " +
-                        std::to_string(n) + " compares, more than the limit of " + std::to_string(opt.max_txn_ops) +
+                        std::to_string(plan.compares - read_keys) + " ranges, which its commit checks with " +
+                        std::to_string(n) + " compares" +
+                        (guards.empty() ? std::string() : " (" + std::to_string(guards.size()) + " of them guards)") +
+                        ", more than the limit of " + std::to_string(opt.max_txn_ops) +
                         " per etcd transaction (etcd_options::max_txn_ops, the cluster's --max-txn-ops); nothing was "
                         "written: read fewer keys in one transaction");
     }
     txn_bytes += reads->append_compares(body, plan.extra);
+    if (!guards.empty()) {
+      body.pop_back();  // the closing ']' of the read compares: the guards' follow
+      txn_bytes += append_guard_compares(c, body, guards, false);
+      body += ']';
+    }
     body += ',';
+  } else if (!guards.empty()) {
+    body += "\"compare\":[";
+    txn_bytes += append_guard_compares(c, body, guards, true);
+    body += "],";
   }
   const std::size_t prefix = c.prefix().size();
   for (const write_batch::op& o : ops) {
@@ -231,7 +270,8 @@ inline std::string txn_body(const client& c, const backend_limits& lim, const wr
   const std::size_t request_bytes = field_size(txn_bytes) + request_overhead_bytes;
   if (request_bytes > opt.max_request_bytes) {
     throw limit_error(context + ": a batch of " + std::to_string(n_ops) + " operations" +
-                      (plan.compares > 0 ? " and " + std::to_string(plan.compares) + " compares"
+                      (plan.compares + guards.size() > 0
+                           ? " and " + std::to_string(plan.compares + guards.size()) + " compares"
                            : std::string()) +
                       " encodes to " + std::to_string(request_bytes) + " request bytes, more than the limit of " +
                       std::to_string(opt.max_request_bytes) +

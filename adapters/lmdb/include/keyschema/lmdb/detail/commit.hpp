@@ -17,6 +17,7 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
+#include <keyschema/lmdb/detail/lookup.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/write_batch.hpp>
 
@@ -127,10 +128,11 @@ inline void check_limits(const env_state& s, const write_batch& batch) {
   }
 }
 
-// One attempt at committing batch. Returns MDB_SUCCESS, or MDB_MAP_FULL / MDB_MAP_RESIZED
-// (nothing applied; the caller resizes and retries). Throws for every other failure.
-// Sets s.grow_pending when the committed state uses more than 3/4 of the map.
-inline int commit_once(env_state& s, const write_batch& batch) {
+// One attempt at committing batch, when every condition of g holds in the write transaction
+// (otherwise sets refused and returns MDB_SUCCESS, nothing applied). Returns MDB_SUCCESS, or
+// MDB_MAP_FULL / MDB_MAP_RESIZED (nothing applied; the caller resizes and retries). Throws for
+// every other failure. Sets s.grow_pending when the committed state uses more than 3/4 of the map.
+inline int commit_once(env_state& s, const write_batch& batch, write_guards g, bool& refused) {
   s.enter_gate();
   gate_lease lease(s.gate);
   write_txn w;
@@ -141,6 +143,12 @@ inline int commit_once(env_state& s, const write_batch& batch) {
     lmdb_detail::throw_status("keyschema::lmdb_backend::write: cannot begin a write transaction on " + s.path,
                          "mdb_txn_begin", rc);
   }
+  const bool same = !g.empty() && same_guards(s, g);
+  if (!guards_hold_since(s, w.txn, g, same)) {
+    refused = true;
+    return MDB_SUCCESS;  // w aborts the transaction
+  }
+  const std::size_t id = ::mdb_txn_id(w.txn);
   const char* call = nullptr;
   rc = apply_batch(s, w.txn, batch, call);
   if (rc == MDB_MAP_FULL) return rc;
@@ -148,6 +156,7 @@ inline int commit_once(env_state& s, const write_batch& batch) {
   rc = s.commit_write(w.release());  // frees the transaction whatever the outcome
   if (rc == MDB_MAP_FULL) return rc;
   if (rc != MDB_SUCCESS) throw_write_failure(s, rc, "mdb_txn_commit");
+  remember_guards(s, id, g, batch, same);
   s.note_usage();  // still registered with the gate: the map cannot move meanwhile
   return MDB_SUCCESS;
 }

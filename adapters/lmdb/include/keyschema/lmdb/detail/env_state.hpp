@@ -110,6 +110,19 @@ struct env_state {
     commit_events.fetch_add(1);
     return rc;
   }
+  // The conditions of this process's last guarded commit that wrote none of their keys
+  // (backend_with_write_guards), and that commit's transaction id (0: none). A write transaction
+  // whose id is the next one reads the state that commit left (no commit of any process came
+  // between), in which they still hold: lookup.hpp's guards_hold_since does not read them again.
+  // Under write_mu.
+  struct remembered_guard {
+    std::string key;
+    std::string value;
+    bool exists = true;
+  };
+  std::vector<remembered_guard> guards;
+  std::size_t guards_txn = 0;
+
   // The last commit left the map more than 3/4 used: grow it as soon as nothing is open.
   std::atomic<bool> grow_pending{false};
 

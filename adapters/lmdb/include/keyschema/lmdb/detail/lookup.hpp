@@ -1,16 +1,20 @@
 // keyschema/lmdb/detail/lookup.hpp: point reads, lmdb_detail::lookup() and read_lease.
 //
 // lookup() is mdb_get in a given transaction, copying the value out of the memory map; it serves
-// lmdb_backend::get() and lmdb_write_transaction::get(). read_lease holds a short read
+// lmdb_backend::get() and lmdb_write_transaction::get(). guards_hold() checks the conditions of a
+// guarded write (backend_with_write_guards) in the write transaction; guards_hold_since() skips
+// that when no commit came after this process's last guarded one (remember_guards). read_lease holds a short read
 // transaction from the environment's pool for a get() without a snapshot.
 //
 // Thread-safety: lookup() is called with the transaction's lock held when the transaction is a
 // shared snapshot's (txn_handle::mu); a read_lease is a scope guard of one thread.
 #pragma once
 
+#include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
+#include <keyschema/write_batch.hpp>
 
 #include <lmdb.h>
 
@@ -35,6 +39,126 @@ inline bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::
   if (rc != MDB_SUCCESS) [[unlikely]] throw_get_failed(s, rc);
   value.assign(static_cast<const char*>(v.mv_data), v.mv_size);
   return true;
+}
+
+// Whether the condition c holds, given whether its key was found and, if so, its value.
+inline bool guard_holds(const write_guard& c, bool found, const MDB_val& v) noexcept {
+  if (found != c.exists) return false;
+  return !found || std::string_view(static_cast<const char*>(v.mv_data), v.mv_size) == c.value;
+}
+
+// Whether every condition of g (backend.hpp, write_guard) holds in txn, compared in the map
+// without a copy. One condition: one mdb_get. Several: one cursor, positioned by one search on
+// the first condition's key and moved to each next one by at most guard_steps steps (keys
+// guarded together lie together: the store's schema and migration records are neighbours at the
+// end of the tree, with at most the prepared records between them), else by another search; so
+// the store's two conditions cost one search and one step.
+// Errors: backend_error "mdb_get" / "mdb_cursor_open" / "mdb_cursor_get".
+inline bool guards_hold(const env_state& s, MDB_txn* txn, write_guards g) {
+  if (g.size() <= 1) {
+    for (const write_guard& c : g) {
+      MDB_val k{c.key.size(), const_cast<char*>(c.key.data())};
+      MDB_val v{0, nullptr};
+      const int rc = c.key.empty() || c.key.size() > s.max_key ? MDB_NOTFOUND : ::mdb_get(txn, s.dbi, &k, &v);
+      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) [[unlikely]] throw_get_failed(s, rc);
+      if (!guard_holds(c, rc == MDB_SUCCESS, v)) return false;
+    }
+    return true;
+  }
+  constexpr int guard_steps = 4;
+  MDB_cursor* cur = nullptr;
+  const auto fail = [&](const char* call, int rc) {
+    lmdb_detail::throw_status("keyschema::lmdb_backend: cannot read the guarded keys of " + s.path, call, rc);
+  };
+  if (const int rc = ::mdb_cursor_open(txn, s.dbi, &cur); rc != MDB_SUCCESS) fail("mdb_cursor_open", rc);
+  struct closer {
+    MDB_cursor* c;
+    ~closer() { ::mdb_cursor_close(c); }
+  } close{cur};
+  MDB_val k{0, nullptr}, v{0, nullptr};
+  bool positioned = false;  // the cursor is on an entry (k, v)
+  for (const write_guard& c : g) {
+    bool found = false;
+    bool located = false;
+    if (c.key.empty() || c.key.size() > s.max_key) {
+      located = true;  // LMDB holds no such key
+    } else if (positioned) {
+      bool back = false;
+      for (int step = 0; step <= guard_steps; ++step) {
+        const std::string_view here(static_cast<const char*>(k.mv_data), k.mv_size);
+        if (here == c.key) {
+          found = located = true;
+          break;
+        }
+        if (step > 0 && (c.key < here) != back) {
+          located = true;  // stepped past it: absent
+          break;
+        }
+        back = c.key < here;
+        if (step == guard_steps) break;
+        const int rc = ::mdb_cursor_get(cur, &k, &v, back ? MDB_PREV : MDB_NEXT);
+        if (rc == MDB_NOTFOUND) {
+          located = true;  // past the first or last entry: absent
+          positioned = false;
+          break;
+        }
+        if (rc != MDB_SUCCESS) [[unlikely]] fail("mdb_cursor_get", rc);
+      }
+    }
+    if (!located) {
+      k = MDB_val{c.key.size(), const_cast<char*>(c.key.data())};
+      const int rc = ::mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) [[unlikely]] fail("mdb_cursor_get", rc);
+      found = positioned = rc == MDB_SUCCESS;
+    }
+    if (!guard_holds(c, found, v)) return false;
+  }
+  return true;
+}
+
+// Whether g are the conditions env_state::guards remembers (same order, keys, values, kinds).
+inline bool same_guards(const env_state& s, write_guards g) noexcept {
+  if (s.guards.size() != g.size()) return false;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (s.guards[i].exists != g[i].exists || s.guards[i].key != g[i].key || s.guards[i].value != g[i].value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether every condition of g holds in the write transaction txn: without reading anything when
+// g are the conditions of this process's last guarded commit (same: same_guards(s, g)) and txn
+// is the transaction right after it (env_state::guards), otherwise by guards_hold.
+// REQUIRES: write_mu held.
+inline bool guards_hold_since(const env_state& s, MDB_txn* txn, write_guards g, bool same) {
+  if (g.empty()) return true;
+  if (same && s.guards_txn != 0 && ::mdb_txn_id(txn) == s.guards_txn + 1) return true;
+  return guards_hold(s, txn, g);
+}
+
+// After the commit of transaction id, which held the conditions g (same: same_guards(s, g)) and
+// applied batch: remembers g for guards_hold_since, or forgets what it remembered when batch
+// wrote one of g's keys. REQUIRES: write_mu held.
+inline void remember_guards(env_state& s, std::size_t id, write_guards g, const write_batch& batch, bool same) {
+  if (g.empty()) return;  // an unguarded commit: the next transaction id differs anyway
+  for (write_batch::op o : batch) {
+    for (const write_guard& c : g) {
+      if (o.key == c.key) {
+        s.guards_txn = 0;
+        return;
+      }
+    }
+  }
+  if (!same) {
+    s.guards.resize(g.size());
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      s.guards[i].key.assign(g[i].key);
+      s.guards[i].value.assign(g[i].value);
+      s.guards[i].exists = g[i].exists;
+    }
+  }
+  s.guards_txn = id;
 }
 
 // A short read transaction from the pool, released at scope exit.
