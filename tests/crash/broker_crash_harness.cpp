@@ -3,7 +3,7 @@
 // (see docs/reliability.md, "Broker crash harness").
 //
 //   broker_crash_harness --backend leveldb|lmdb|rocksdb|sqlite --dir <scratch> [--kills N] [--seed S]
-//                        [--reset-every R] [--max-delay-ms D] [--fault split|orphan|early-ack]   (driver)
+//                        [--reset-every R] [--max-delay-ms D] [--fault F]                         (driver)
 //   broker_crash_harness child --backend B --dir D --ack-fd FD --seed S [--commits K]           (writer)
 //
 // The store is a broker's (examples/broker/wso2_schema.hpp), in two schema versions the writer
@@ -74,7 +74,10 @@
 // --fault (the broker_crash.self_test.* tests; each pauses 2 ms inside the broken window):
 //   split      a publish commits its metadata and log entry, then its content in a second commit;
 //   orphan     an ack removes the message, then its content chunks in a second commit;
-//   early-ack  every op is acknowledged before it is committed.
+//   early-ack  every op is acknowledged before it is committed (sweeps excepted);
+//   prepare-early-ack  a branch's prepare is acknowledged before ks::prepare;
+//   migrate-early-ack  a migration is acknowledged as done before ks::migrate runs.
+// Each must make the run fail (the checker can fail on the records, the log, XA and migrations).
 #include <keyschema/chunked.hpp>
 #include <keyschema/keyschema.hpp>
 #include <keyschema/leveldb.hpp>
@@ -657,8 +660,14 @@ struct writer {
       b.template erase<dtx_dequeue>({ks::bytes(xs), id});
     }
     b.template put<xa_done>({xid}, {});
-    ks::prepare(b, xs, wo());
-    send(o, a_prepared, xid);
+    if (o.fault == "prepare-early-ack") {
+      send(o, a_prepared, xid);
+      ::usleep(2000);
+      ks::prepare(b, xs, wo());
+    } else {
+      ks::prepare(b, xs, wo());
+      send(o, a_prepared, xid);
+    }
     listed.push_back(xid);
     return true;
   }
@@ -764,9 +773,13 @@ int child_main(const options& o) {
       if (!migrate) break;
       const int to = 3 - v;
       send(o, a_mig_intent, static_cast<std::uint64_t>(to));
+      if (o.fault == "migrate-early-ack") {
+        send(o, a_migrated, static_cast<std::uint64_t>(to));
+        ::usleep(2000);
+      }
       if (to == 2) migrate_db<1, 2>(o);
       else migrate_db<2, 1>(o);
-      send(o, a_migrated, static_cast<std::uint64_t>(to));
+      if (o.fault != "migrate-early-ack") send(o, a_migrated, static_cast<std::uint64_t>(to));
       v = to;
     }
   } catch (const std::exception& e) {
@@ -1275,8 +1288,9 @@ options parse(int argc, char** argv, bool& child) {
   }
   if (o.backend.empty() || o.dir.empty())
     die("usage: broker_crash_harness --backend leveldb|lmdb|rocksdb|sqlite --dir <dir> [--kills N]");
-  if (!o.fault.empty() && o.fault != "split" && o.fault != "orphan" && o.fault != "early-ack")
-    die("unknown --fault '" + o.fault + "' (split, orphan or early-ack)");
+  if (!o.fault.empty() && o.fault != "split" && o.fault != "orphan" && o.fault != "early-ack" &&
+      o.fault != "prepare-early-ack" && o.fault != "migrate-early-ack")
+    die("unknown --fault '" + o.fault + "' (split, orphan, early-ack, prepare-early-ack or migrate-early-ack)");
   if (o.max_delay_ms == 0) o.max_delay_ms = 1;
   return o;
 }
