@@ -67,8 +67,13 @@
 //     its marker never both); at most one committed branch without its marker;
 //   - progress: 50 kills in a row without a new op fail the run; at the end a writer runs 50 ops
 //     to completion, all verified.
-// Every --reset-every kills the database is deleted and started again. Closing line:
-//   broker_crash: backend=lmdb kills=60 ... acknowledged_ops=... verified_ops=... migrations=... seconds=...
+// Every --reset-every kills the database is deleted and started again. Closing line (ops
+// acknowledged and verified by replay; migrations acknowledged; checks that found the database
+// mid-migration; XA commits and rollbacks acknowledged; prepared branches, and committed ones
+// without their marker, found by the checks and left to the next writer's recovery):
+//   broker_crash: backend=lmdb kills=60 early_kills=... resets=... acknowledged_ops=... verified_ops=...
+//     migrations=... checks_mid_migration=... xa_commits=... xa_rollbacks=... prepared_found=...
+//     committed_unmarked_found=... messages_at_end=... startup_ms=... seconds=...
 // KEYSCHEMA_CRASH_KILLS in the environment overrides --kills. Exit status 0 when every check held.
 //
 // --fault (the broker_crash.self_test.* tests; each pauses 2 ms inside the broken window):
@@ -811,6 +816,8 @@ struct check_result {
   std::uint64_t last_op = 0;
   std::size_t messages = 0;
   bool verified = false;  // false: the database was mid-migration
+  std::size_t listed = 0;    // prepared branches found (left to the next writer's recovery)
+  std::size_t unmarked = 0;  // committed branches found without their marker
 };
 
 template <int V, class Store>
@@ -1060,7 +1067,7 @@ check_result check_store(Store& db, const ack_state& st, std::uint64_t prev_veri
     if (!listed.contains(k.first)) orphan_xids.insert(k.first);
   }
   if (orphan_xids.size() > 1) die(std::to_string(orphan_xids.size()) + " branches' dequeue records left for recovery");
-  return {n, msgs.size(), true};
+  return {n, msgs.size(), true, listed.size(), unmarked.size()};
 }
 
 // --- the driver -------------------------------------------------------------------------------------
@@ -1157,6 +1164,7 @@ int driver_main(options o) {
   ack_state st;
   std::uint64_t verified_ops = 0, prev = 0, early_kills = 0, idle_streak = 0, resets = 0, mid_migration = 0;
   std::uint64_t total_acks = 0, migrations = 0, xa_commits = 0, xa_rollbacks = 0, received = 0;
+  std::uint64_t branches_found = 0, unmarked_found = 0;
   std::uint64_t startup_us = 5000;
   fs::remove_all(o.dir);
 
@@ -1179,6 +1187,8 @@ int driver_main(options o) {
     r = v == 1 ? with_store<1>(o, [&](auto& db) { return check_store<1>(db, st, prev); })
                : with_store<2>(o, [&](auto& db) { return check_store<2>(db, st, prev); });
     prev = r.last_op;
+    branches_found += r.listed;
+    unmarked_found += r.unmarked;
     return r;
   };
   auto restart = [&] {
@@ -1255,13 +1265,14 @@ int driver_main(options o) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "broker_crash: backend=%s kills=%llu early_kills=%llu resets=%llu acknowledged_ops=%llu verified_ops=%llu "
-      "migrations=%llu checks_mid_migration=%llu xa_commits=%llu xa_rollbacks=%llu messages_at_end=%zu startup_ms=%.1f "
-      "seconds=%.1f\n",
+      "migrations=%llu checks_mid_migration=%llu xa_commits=%llu xa_rollbacks=%llu prepared_found=%llu "
+      "committed_unmarked_found=%llu messages_at_end=%zu startup_ms=%.1f seconds=%.1f\n",
       o.backend.c_str(), static_cast<unsigned long long>(o.kills), static_cast<unsigned long long>(early_kills),
       static_cast<unsigned long long>(resets), static_cast<unsigned long long>(total_acks),
       static_cast<unsigned long long>(verified_ops), static_cast<unsigned long long>(migrations),
       static_cast<unsigned long long>(mid_migration), static_cast<unsigned long long>(xa_commits),
-      static_cast<unsigned long long>(xa_rollbacks), r.messages, static_cast<double>(startup_us) / 1000.0, seconds);
+      static_cast<unsigned long long>(xa_rollbacks), static_cast<unsigned long long>(branches_found),
+      static_cast<unsigned long long>(unmarked_found), r.messages, static_cast<double>(startup_us) / 1000.0, seconds);
   return 0;
 }
 
