@@ -4,7 +4,8 @@
 //
 //   broker_crash_harness --backend leveldb|lmdb|rocksdb|sqlite --dir <scratch> [--kills N] [--seed S]
 //                        [--reset-every R] [--max-delay-ms D] [--fault F]                         (driver)
-//   broker_crash_harness child --backend B --dir D --ack-fd FD --seed S [--commits K]           (writer)
+//   broker_crash_harness child --backend B --dir D --ack-fd FD --seed S [--commits K] [--hint 1|2] (writer)
+//     (--hint: the schema version to try opening first, the one the driver last verified)
 //
 // The store is a broker's (examples/broker/wso2_schema.hpp), in two schema versions the writer
 // migrates between (ks::migrate) every few dozen operations, back and forth:
