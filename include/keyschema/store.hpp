@@ -502,7 +502,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       // write sees the same state.
       state_.reset();
       try {
-        store_->backend().write(b, opts);
+        store_->backend_.write(b, opts);
       } catch (...) {
         try {
           state_.emplace(store_->backend().snapshot());
@@ -611,7 +611,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   friend class store<Schema, Backend>;
   // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
   store_transaction(store<Schema, Backend>* s, std::unique_lock<std::mutex> lock)
-      : store_(s), lock_(std::move(lock)), state_(begin(s->backend())), handle_(&s->live_, detail::live_kind::transaction) {}
+      : store_(s), lock_(std::move(lock)), state_(begin(s->backend_)), handle_(&s->live_, detail::live_kind::transaction) {}
 
   static state_type begin(Backend& b) {
     if constexpr (native_) {
@@ -731,9 +731,24 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
                            "transactions and scans before destroying it");
   }
 
-  // The backend, for its own options and tools (compaction, statistics, native handles).
-  Backend& backend() noexcept { return backend_; }
+  // The backend, read-only: its limits, options, path and properties, and raw reads (get,
+  // cursor, snapshot) of every key, the store's own records included. It offers no write: bytes
+  // are written through write(write_batch) below, which keeps declared counts and index entries
+  // exact and refuses the keys the store maintains (counts, indexes) and its own records (keys
+  // starting with 0xff), naming the key and keyspace.
   const Backend& backend() const noexcept { return backend_; }
+
+  // UNSAFE: the backend with its write paths and native handles, outside every guard of the
+  // store. A write through it is not checked (a declared count, an index entry, the schema record
+  // or a key that does not decode: all written as given), updates no count or index, and does
+  // not take the store's writer lock, so it can also interleave with a store write that is
+  // resolving counts. What it breaks, the store reports later as wrong counts, missing index
+  // entries, decode_error or schema_error, or does not notice at all.
+  // For what must reach the engine itself, and only that: compaction of the whole key space
+  // (compact_range), native handles (backups, engine statistics and tuning), and checkers and
+  // tests that damage a database on purpose to see that the damage is found. Everything else:
+  // backend() to read, write(write_batch) to write bytes.
+  Backend& unsafe_backend() noexcept { return backend_; }
 
   // A consistent view of the database as of now. REQUIRES: the store outlives it.
   snapshot_type snapshot() const { return snapshot_type(&backend_, backend_.snapshot(), &live_); }
