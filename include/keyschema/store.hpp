@@ -37,7 +37,7 @@
 // conflict) and written in the same atomic write, so they are exact under concurrent writers of
 // this and other processes; see counters.hpp and indexes.hpp. Errors of every write: those its function lists, plus overflow_error for adds.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
-// itself from that thread throws keyschema::error instead of deadlocking.
+// itself from that thread throws usage_error instead of deadlocking.
 #pragma once
 
 #include <keyschema/backend.hpp>
@@ -229,7 +229,8 @@ class basic_writer {
   // transaction commits. Errors: limit_error when the encoded key, value or key + value is
   // longer than the backend accepts (backend_limits; names the keyspace, the limit, the size and
   // the maximum); key_error when a field value is an integer outside its field's range
-  // (key_arg.hpp); nothing is added then.
+  // (key_arg.hpp) or text that is not valid UTF-8; encode_error when the value holds such text
+  // (a packed value; names the keyspace); nothing is added then.
   template <class KS>
   void put(const key_arg<KS>& key, const typename KS::value_type& value) {
     static_assert(check_keyspace<Schema, KS>());
@@ -239,7 +240,12 @@ class basic_writer {
         self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
         [&](std::string& b) {
           const std::size_t mark = b.size();
-          value_traits<typename KS::value_type>::encode(b, value);
+          try {
+            value_traits<typename KS::value_type>::encode(b, value);
+          } catch (const encode_error& e) {
+            throw encode_error("keyschema::put: keyspace '" + std::string(KS::name) + "': the value does not encode (" +
+                               e.what() + "); nothing was written");
+          }
           check_value_limit(KS::name, store_access::limits(self()), key_bytes, b.size() - mark);
         });
   }
@@ -335,7 +341,7 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   // Applies every operation atomically, with the durability of opts, then empties the batch.
   // Errors: backend_error / limit_error from the engine; overflow_error (an add's sum does not fit
   // its value type) and decode_error (a stored value an add or a count reads does not decode);
-  // the batch is then left as it was and nothing was applied. keyschema::error when this thread
+  // the batch is then left as it was and nothing was applied. usage_error when this thread
   // holds an open transaction.
   void commit(const write_options& opts = {}) {
     store_->write_resolved(ops_, adds_.empty() ? nullptr : &adds_, opts);
@@ -622,7 +628,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
 
   void require_open() const {
-    if (!is_open()) throw error("keyschema::store_transaction: the transaction is already committed or rolled back");
+    if (!is_open()) throw usage_error("keyschema::store_transaction: the transaction is already committed or rolled back");
   }
   void release() noexcept {
     state_.reset();  // ends the engine's write transaction first: locks are released in reverse order
@@ -758,7 +764,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
 
   // Begins a write transaction: blocks until no other write is in progress (on LMDB: also none
   // in another process).
-  // Errors: keyschema::error when this thread already holds a transaction on this store;
+  // Errors: usage_error when this thread already holds a transaction on this store;
   // backend_error / limit_error when the engine cannot begin one (see the backend's snapshot()
   // or begin_write()).
   transaction_type transaction() {
@@ -1038,7 +1044,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
 
   std::unique_lock<std::mutex> lock_writer() {
     if (writer_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
-      throw error(
+      throw usage_error(
           "keyschema::store: this thread holds an open transaction on this store, so this write would "
           "deadlock; write through the transaction, or commit or roll it back first");
     }

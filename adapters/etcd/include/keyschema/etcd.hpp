@@ -79,7 +79,7 @@ class etcd_backend {
   // Connects to the cluster: reads its current revision once, so that an unreachable cluster
   // fails here rather than at the first write.
   // Errors:
-  //   std::invalid_argument: options.endpoints is empty, or max_txn_ops is 0, or
+  //   usage_error: options.endpoints is empty, or max_txn_ops is 0, or
   //     max_request_bytes leaves no room for one operation.
   //   backend_error, native_call "etcd /v3/kv/range": no endpoint answered within
   //     options.deadline (what() lists each endpoint's failure), or the cluster has no leader
@@ -87,16 +87,16 @@ class etcd_backend {
   //   backend_error, native_call "curl_global_init"; std::bad_alloc.
   explicit etcd_backend(const etcd_options& options = {}) {
     if (options.endpoints.empty()) {
-      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::endpoints is empty; name at least one "
-                                  "member's client URL (http://host:2379)");
+      throw usage_error("keyschema::etcd_backend: etcd_options::endpoints is empty; name at least one "
+                        "member's client URL (http://host:2379)");
     }
     if (options.max_txn_ops == 0 ||
         options.max_request_bytes <= etcd_detail::request_overhead_bytes + etcd_detail::op_overhead_bytes +
                                          options.key_prefix.size()) {
-      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::max_txn_ops is 0 or max_request_bytes (" +
-                                  std::to_string(options.max_request_bytes) +
-                                  ") leaves no room for one operation; use the cluster's --max-txn-ops and "
-                                  "--max-request-bytes");
+      throw usage_error("keyschema::etcd_backend: etcd_options::max_txn_ops is 0 or max_request_bytes (" +
+                        std::to_string(options.max_request_bytes) +
+                        ") leaves no room for one operation; use the cluster's --max-txn-ops and "
+                        "--max-request-bytes");
     }
     c_ = std::make_shared<const etcd_detail::client>(options);
     static_cast<void>(c_->current_revision("keyschema::etcd_backend: connecting to the cluster"));

@@ -154,7 +154,7 @@ class sqlite_backend {
     }
 
     void require_open() const {
-      if (!is_open()) throw error("keyschema::sqlite_backend: the write transaction has already ended");
+      if (!is_open()) throw usage_error("keyschema::sqlite_backend: the write transaction has already ended");
     }
 
     void end() noexcept {
