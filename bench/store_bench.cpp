@@ -187,8 +187,8 @@ void populate(auto& db) {
   // LevelDB: everything both sides read starts compacted (the drained queue's tombstones are
   // gone), so neither side runs before and the other after a compaction that its own seeks
   // triggered.
-  if constexpr (requires { db.backend().native().CompactRange(nullptr, nullptr); })
-    db.backend().native().CompactRange(nullptr, nullptr);
+  if constexpr (requires { db.unsafe_backend().native().CompactRange(nullptr, nullptr); })
+    db.unsafe_backend().native().CompactRange(nullptr, nullptr);
 }
 
 template <>
@@ -426,7 +426,7 @@ void ks_drained_first(benchmark::State& state) {
 // --- native LevelDB ------------------------------------------------------------------------------------
 
 native_leveldb& nl() {
-  if (!g_native_leveldb) g_native_leveldb = std::make_unique<native_leveldb>(engine<ks::leveldb_backend>().db->backend().native());
+  if (!g_native_leveldb) g_native_leveldb = std::make_unique<native_leveldb>(engine<ks::leveldb_backend>().db->unsafe_backend().native());
   return *g_native_leveldb;
 }
 
@@ -576,7 +576,7 @@ void leveldb_drained_first(benchmark::State& state) {
 
 native_lmdb& nm() {
   if (!g_native_lmdb) {
-    auto& b = engine<ks::lmdb_backend>().db->backend();
+    auto& b = engine<ks::lmdb_backend>().db->unsafe_backend();
     g_native_lmdb = std::make_unique<native_lmdb>(b.native(), b.native_dbi());
   }
   return *g_native_lmdb;

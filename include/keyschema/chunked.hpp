@@ -151,7 +151,7 @@ using chunk_prefix_t = typename detail::chunk_prefix_of<KS, std::make_index_sequ
 // first, in the same write. Returns the number of data chunks (0 for empty data).
 // REQUIRES: tx is open. Copies data.
 // Errors (nothing added to tx):
-//   keyschema::error when chunk_size is 0 or above 2^32 - 1, or tx is not open;
+//   usage_error when chunk_size is 0 or above 2^32 - 1, or tx is not open;
 //   limit_error when data needs more chunks than the chunk field can number, or a chunk's key or
 //     value is longer than the backend accepts (names the keyspace); tx.commit() checks the
 //     write as a whole (operations and bytes per write);
@@ -162,8 +162,8 @@ std::size_t put_chunked(store_transaction<Schema, Backend>& tx, const chunk_pref
   static_assert(detail::check_chunked_keyspace<KS>());
   using index = detail::chunk_index_t<KS>;
   if (chunk_size == 0 || chunk_size > std::numeric_limits<std::uint32_t>::max()) {
-    throw error(detail::chunked_where<KS>(prefix) + "chunk_size " + std::to_string(chunk_size) +
-                " is not in 1..4294967295; pass the size of one chunk in bytes");
+    throw usage_error(detail::chunked_where<KS>(prefix) + "chunk_size " + std::to_string(chunk_size) +
+                      " is not in 1..4294967295; pass the size of one chunk in bytes");
   }
   const std::uint64_t count = data.size() / chunk_size + (data.size() % chunk_size != 0 ? 1 : 0);
   if (count > std::numeric_limits<std::uint32_t>::max() || count > std::numeric_limits<index>::max()) {
@@ -171,7 +171,7 @@ std::size_t put_chunked(store_transaction<Schema, Backend>& tx, const chunk_pref
                       std::to_string(count) + " chunks of " + std::to_string(chunk_size) +
                       " bytes, more than the chunk field can number; use larger chunks");
   }
-  if (!tx.is_open()) throw error("keyschema::store_transaction: the transaction is already committed or rolled back");
+  if (!tx.is_open()) throw usage_error("keyschema::store_transaction: the transaction is already committed or rolled back");
   // Check the longest key (the last chunk's) and value before touching tx.
   const backend_limits l = detail::store_access::limits(tx);
   std::string last_key;
@@ -265,7 +265,7 @@ std::optional<bytes> read_chunked(const Source& src, const chunk_prefix_t<KS>& p
 
 // Erases the chunked value `prefix` of KS (every key under prefix: header, chunks, strays)
 // atomically with the rest of tx. Returns whether anything was there.
-// REQUIRES: tx is open. Errors: keyschema::error when tx is not open; backend_error.
+// REQUIRES: tx is open. Errors: usage_error when tx is not open; backend_error.
 template <class KS, class Schema, class Backend>
 bool erase_chunked(store_transaction<Schema, Backend>& tx, const chunk_prefix_t<KS>& prefix) {
   static_assert(detail::check_chunked_keyspace<KS>());

@@ -2,7 +2,33 @@
 //
 // Every error keyschema raises derives from keyschema::error, itself a std::runtime_error, so a
 // caller can catch everything with one handler or pick the kind it can act on. Not-found is never
-// an error: lookups return std::optional.
+// an error: lookups return std::optional. (std::bad_alloc passes through as itself.)
+//
+// The rule: the class says what caused the error, never where it was raised. keyschema itself
+// throws only these subclasses, never keyschema::error itself:
+//   key_error           a key the caller gives that no key can be: an integer outside its field's
+//                       range, text that is not valid UTF-8 in a text field (of a key, a scan
+//                       prefix or a bound); a raw write_batch writing a key the store maintains
+//                       or reserves.
+//   encode_error        any other value the caller gives that cannot be encoded: text that is
+//                       not valid UTF-8 in a value or a tuple::pack element.
+//   decode_error        bytes read from the database (or given as stored bytes) that do not
+//                       decode as their type; a stored record that is damaged.
+//   schema_error        the database's schema record differs or is missing; a schema cannot be
+//                       used as asked (migrations).
+//   limit_error         a size or count over a limit of the backend or of a format.
+//   overflow_error      an add whose sum does not fit the value type.
+//   usage_error         a call that its arguments or its object's state do not allow: a size or
+//                       option out of range, a transaction or cursor used after it ended, an xid
+//                       already prepared, a write that would deadlock.
+//   conflict_error      the state a write transaction read changed before it could commit.
+//   backend_error       the storage engine failed (I/O, a damaged file, a full disk, a read-only
+//                       file system, an option the engine refuses), with the engine's call and
+//                       code; locked_error: the database is open in another process or backend
+//                       object; wrong_engine_error (engine_probe.hpp): the path holds another
+//                       engine's database.
+// A new error picks its class from this table; its message names what was wrong (keyspace, key,
+// field, xid, path, limit) and says what was or was not written.
 //
 // Thread-safety: exception objects are immutable after construction.
 #pragma once
@@ -15,7 +41,8 @@
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
-// Base of every keyschema error.
+// Base of every keyschema error. Catch it to handle them all; keyschema throws only the
+// subclasses below (see the table above).
 class error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -53,9 +80,33 @@ class limit_error : public error {
 // field's range (300 for a std::uint8_t field, -1 for an unsigned one). what() names the keyspace,
 // the field, the value and the range. Nothing was read or written. Remedy: check the value before
 // building the key; a scan bound or prefix may be any integer (it orders against every key).
+// Also raised for text that is not valid UTF-8 in a text (std::string) field of a key, a scan
+// prefix or bound: what() names the keyspace, the field and the byte offset. Remedy: store binary
+// data as keyschema::bytes.
 // Also raised for a raw write_batch (store::write) that writes a key of a keyspace the store
-// maintains (a declared count or an index): what() names the key and keyspace; nothing written.
+// maintains (a declared count or an index) or a reserved key (the store's own 0xff records):
+// what() names the key and keyspace; nothing written.
 class key_error : public error {
+ public:
+  using error::error;
+};
+
+// A value given by the caller that cannot be encoded as its type, outside a key (a key's fields
+// raise key_error): text (std::string) that is not valid UTF-8 in a value or a tuple::pack
+// element. what() names the byte offset. Nothing was written. Remedy: store binary data as
+// keyschema::bytes. A user's codec that cannot encode a value should throw it too.
+class encode_error : public error {
+ public:
+  using error::error;
+};
+
+// A call that its arguments or its object's state do not allow: a size or option outside what the
+// function accepts (a batch or chunk size of 0, etcd_options without endpoints), a transaction,
+// write transaction or cursor used after it ended, an xid that is already prepared, a write on a
+// store from a thread that holds an open transaction on it (it would deadlock). A bug in the
+// calling code: what() names the function and what is wrong; nothing was read or written.
+// Remedy: fix the call (the message says how).
+class usage_error : public error {
  public:
   using error::error;
 };

@@ -193,7 +193,7 @@ auto get_record(const Source& src, const typename Index::key_type& index_key) {
 // now: a value of (or losslessly convertible to) the index's first field's type, as any scan
 // bound: a std::chrono time point of a coarser or equal unit and the same clock.
 // An index entry whose record is missing (not produced by the store) is erased too, not counted.
-// REQUIRES: batch_size > 0 (else keyschema::error); no transaction of this thread is open.
+// REQUIRES: batch_size > 0 (else usage_error); no transaction of this thread is open.
 // Errors: those of transactions (backend_error, limit_error, conflict_error, decode_error) and
 // what callback throws.
 template <class Index, class Store, class Now, class Callback>
@@ -202,7 +202,7 @@ std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& 
   using R = detail::indexed_t<Index>;
   static_assert(detail::is_index_keyspace<Index>,
                 "keyschema::sweep: the keyspace is not an index; declare it with keyschema::index_of<Record, Derive>");
-  if (batch_size == 0) throw error("keyschema::sweep: batch_size is 0; pass the number of records per batch (> 0)");
+  if (batch_size == 0) throw usage_error("keyschema::sweep: batch_size is 0; pass the number of records per batch (> 0)");
   std::size_t erased = 0;
   std::vector<typename Index::key_type> due;
   // Records per transaction: batch_size, fewer when the backend's max_ops_per_write demands it.

@@ -121,7 +121,7 @@ inline constexpr detail::drop_step<OldKS> drop{};
 //     atomic write of the backend;
 //   overflow_error: a count of New passes std::int64_t while derived;
 //   decode_error: an old entry does not decode as Old's types (names keyspace and key);
-//   keyschema::error: options.batch_entries is 0;
+//   usage_error: options.batch_entries is 0;
 //   backend_error from the engine; whatever a step throws (the batch it was filling is dropped).
 template <class Old, class New, class Backend, class... Steps>
   requires backend<Backend>

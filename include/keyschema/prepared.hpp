@@ -354,8 +354,8 @@ void apply_prepared_range_erase(std::string_view xid, const prepared_range_erase
 // Also records the transaction's validation set (see the top of this file): reads each key it
 // read or writes, and each range its scans visited, once more in the state it started from.
 // Errors (the transaction is left open and unchanged, nothing written):
-//   keyschema::error "xid b"..." is already prepared" when a record for xid exists;
-//   keyschema::error when tx is already committed or rolled back;
+//   usage_error "xid b"..." is already prepared" when a record for xid exists;
+//   usage_error when tx is already committed or rolled back;
 //   limit_error naming the xid when the record, or the commit of its writes, exceeds the
 //     backend's limits (backend_limits: key size, value/entry size, operations or bytes per write);
 //   backend_error / limit_error / conflict_error from the engine, as store_transaction::commit
@@ -363,15 +363,15 @@ void apply_prepared_range_erase(std::string_view xid, const prepared_range_erase
 template <class Schema, class Backend>
 void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const write_options& opts = {}) {
   if (!tx.is_open()) {
-    throw error("keyschema::prepare: xid " + detail::show_xid(xid) +
-                ": the transaction is already committed or rolled back");
+    throw usage_error("keyschema::prepare: xid " + detail::show_xid(xid) +
+                      ": the transaction is already committed or rolled back");
   }
   const std::string key = detail::prepared_key(xid);
   std::string existing;
   if (detail::store_access::raw_get(tx, key, existing)) {
-    throw error("keyschema::prepare: xid " + detail::show_xid(xid) +
-                " is already prepared (its record exists); commit_prepared or rollback_prepared it first, or use "
-                "another xid. Nothing was written; the transaction is left open");
+    throw usage_error("keyschema::prepare: xid " + detail::show_xid(xid) +
+                      " is already prepared (its record exists); commit_prepared or rollback_prepared it first, or "
+                      "use another xid. Nothing was written; the transaction is left open");
   }
   detail::pending_map& pending = detail::store_access::pending(tx);
   const detail::pending_deltas& deltas = detail::store_access::pending_deltas(tx);
@@ -450,7 +450,7 @@ void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const
 //   overflow_error when an add's sum does not fit its value type now (names keyspace, key, value
 //     and delta; only a record of the older formats, applied blind, can meet another value than
 //     the one prepared); roll it back, or change the value and commit again;
-//   keyschema::error when this thread holds an open transaction on db;
+//   usage_error when this thread holds an open transaction on db;
 //   limit_error / backend_error / conflict_error from the engine.
 template <class Schema, class Backend>
 bool commit_prepared(store<Schema, Backend>& db, std::string_view xid, const write_options& opts = {}) {
@@ -484,7 +484,7 @@ bool commit_prepared(store<Schema, Backend>& db, std::string_view xid, const wri
 // Drops the writes prepared under xid: erases its record (with the durability of opts) without
 // reading it, so a damaged record can be rolled back too. Returns false, writing nothing, when
 // no record exists for xid.
-// Errors: keyschema::error when this thread holds an open transaction on db; backend_error /
+// Errors: usage_error when this thread holds an open transaction on db; backend_error /
 // limit_error from the engine (nothing written).
 template <class Schema, class Backend>
 bool rollback_prepared(store<Schema, Backend>& db, std::string_view xid, const write_options& opts = {}) {

@@ -54,7 +54,7 @@
 // two point SELECTs, under the write lock already held, and nothing when no commit of any process
 // came since this store's last write; on etcd two compares in the same Txn.
 // REQUIRES: a thread that holds an open transaction writes only through it; a write on the store
-// itself from that thread throws keyschema::error instead of deadlocking.
+// itself from that thread throws usage_error instead of deadlocking.
 #pragma once
 
 #include <keyschema/backend.hpp>
@@ -251,7 +251,8 @@ class basic_writer {
   // transaction commits. Errors: limit_error when the encoded key, value or key + value is
   // longer than the backend accepts (backend_limits; names the keyspace, the limit, the size and
   // the maximum); key_error when a field value is an integer outside its field's range
-  // (key_arg.hpp); nothing is added then.
+  // (key_arg.hpp) or text that is not valid UTF-8; encode_error when the value holds such text
+  // (a packed value; names the keyspace); nothing is added then.
   template <class KS>
   void put(const key_arg<KS>& key, const typename KS::value_type& value) {
     static_assert(check_keyspace<Schema, KS>());
@@ -261,7 +262,12 @@ class basic_writer {
         self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
         [&](std::string& b) {
           const std::size_t mark = b.size();
-          value_traits<typename KS::value_type>::encode(b, value);
+          try {
+            value_traits<typename KS::value_type>::encode(b, value);
+          } catch (const encode_error& e) {
+            throw encode_error("keyschema::put: keyspace '" + std::string(KS::name) + "': the value does not encode (" +
+                               e.what() + "); nothing was written");
+          }
           check_value_limit(KS::name, store_access::limits(self()), key_bytes, b.size() - mark);
         });
   }
@@ -357,7 +363,7 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   // Applies every operation atomically, with the durability of opts, then empties the batch.
   // Errors: backend_error / limit_error from the engine; overflow_error (an add's sum does not fit
   // its value type) and decode_error (a stored value an add or a count reads does not decode);
-  // the batch is then left as it was and nothing was applied. keyschema::error when this thread
+  // the batch is then left as it was and nothing was applied. usage_error when this thread
   // holds an open transaction.
   void commit(const write_options& opts = {}) {
     store_->write_resolved(ops_, adds_.empty() ? nullptr : &adds_, opts);
@@ -556,7 +562,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       // write sees the same state.
       state_.reset();
       try {
-        store_->backend().write(b, opts);
+        store_->backend_.write(b, opts);
       } catch (...) {
         try {
           state_.emplace(store_->backend().snapshot());
@@ -709,7 +715,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   friend class store<Schema, Backend>;
   // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
   store_transaction(store<Schema, Backend>* s, std::unique_lock<std::mutex> lock)
-      : store_(s), lock_(std::move(lock)), state_(begin(s->backend())), handle_(&s->live_, detail::live_kind::transaction) {}
+      : store_(s), lock_(std::move(lock)), state_(begin(s->backend_)), handle_(&s->live_, detail::live_kind::transaction) {}
 
   static state_type begin(Backend& b) {
     if constexpr (native_) {
@@ -720,7 +726,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
 
   void require_open() const {
-    if (!is_open()) throw error("keyschema::store_transaction: the transaction is already committed or rolled back");
+    if (!is_open()) throw usage_error("keyschema::store_transaction: the transaction is already committed or rolled back");
   }
   void release() noexcept {
     reads_.clear();  // before the engine state: cursors still alive must not read it any more
@@ -831,9 +837,24 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
                            "transactions and scans before destroying it");
   }
 
-  // The backend, for its own options and tools (compaction, statistics, native handles).
-  Backend& backend() noexcept { return backend_; }
+  // The backend, read-only: its limits, options, path and properties, and raw reads (get,
+  // cursor, snapshot) of every key, the store's own records included. It offers no write: bytes
+  // are written through write(write_batch) below, which keeps declared counts and index entries
+  // exact and refuses the keys the store maintains (counts, indexes) and its own records (keys
+  // starting with 0xff), naming the key and keyspace.
   const Backend& backend() const noexcept { return backend_; }
+
+  // UNSAFE: the backend with its write paths and native handles, outside every guard of the
+  // store. A write through it is not checked (a declared count, an index entry, the schema record
+  // or a key that does not decode: all written as given), updates no count or index, and does
+  // not take the store's writer lock, so it can also interleave with a store write that is
+  // resolving counts. What it breaks, the store reports later as wrong counts, missing index
+  // entries, decode_error or schema_error, or does not notice at all.
+  // For what must reach the engine itself, and only that: compaction of the whole key space
+  // (compact_range), native handles (backups, engine statistics and tuning), and checkers and
+  // tests that damage a database on purpose to see that the damage is found. Everything else:
+  // backend() to read, write(write_batch) to write bytes.
+  Backend& unsafe_backend() noexcept { return backend_; }
 
   // A consistent view of the database as of now. REQUIRES: the store outlives it.
   snapshot_type snapshot() const { return snapshot_type(&backend_, backend_.snapshot(), &live_); }
@@ -843,7 +864,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
 
   // Begins a write transaction: blocks until no other write is in progress (on LMDB: also none
   // in another process).
-  // Errors: keyschema::error when this thread already holds a transaction on this store;
+  // Errors: usage_error when this thread already holds a transaction on this store;
   // backend_error / limit_error when the engine cannot begin one (see the backend's snapshot()
   // or begin_write()).
   transaction_type transaction() {
@@ -1274,7 +1295,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
 
   void check_not_in_transaction() const {
     if (writer_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
-      throw error(
+      throw usage_error(
           "keyschema::store: this thread holds an open transaction on this store, so this write would "
           "deadlock; write through the transaction, or commit or roll it back first");
     }

@@ -61,7 +61,7 @@ std::pair<T, std::size_t> unpack_first_moving(std::string_view in) {
 namespace tuple {
 
 // Appends the elements vs... to out, in order. Allocates nothing besides out's growth.
-// Throws keyschema::error if a std::string argument is not valid UTF-8 (or whatever a user
+// Throws encode_error if a std::string argument is not valid UTF-8 (or whatever a user
 // codec throws); out then holds the elements before the failing one.
 // Integers and plain ASCII text are written into a stack buffer and appended to out at once
 // (detail/codec/direct_write.hpp); other elements grow out one by one.

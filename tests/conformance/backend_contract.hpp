@@ -22,6 +22,7 @@
 
 #include <catch2/catch.hpp>
 #include <keyschema/backend.hpp>
+#include <keyschema/error.hpp>
 #include <keyschema/memory_backend.hpp>
 #include <keyschema/write_batch.hpp>
 
@@ -441,6 +442,39 @@ inline void run_against_model(contract_backend& db, const model_run& run) {
 }
 
 }  // namespace keyschema::contract
+
+namespace keyschema::contract {
+
+// A write transaction of db used after its commit: each use is a usage_error, nothing is written.
+// Using one after it ended violates a REQUIRES of the concept; keyschema's adapters check it.
+template <class B>
+void check_ended_write_transaction(B& db) {
+  keyschema::write_batch wb;
+  wb.put("a", "1");
+  db.write(wb, {});
+  auto t = db.begin_write();
+  t.commit(keyschema::write_batch{}, {});
+  CHECK_FALSE(t.is_open());
+  std::string v;
+  CHECK_THROWS_AS(t.get("a", v), keyschema::usage_error);
+  CHECK_THROWS_AS(t.cursor(keyschema::key_range{}), keyschema::usage_error);
+  keyschema::write_batch erase;
+  erase.erase("a");
+  CHECK_THROWS_AS(t.commit(erase, {}), keyschema::usage_error);
+  CHECK(db.get("a", v, nullptr));  // nothing was written
+}
+
+}  // namespace keyschema::contract
+
+TEST_CASE("contract: a write transaction used after it ended is a usage_error", "[contract][error]") {
+  using namespace keyschema::contract;
+  if constexpr (keyschema::backend_with_write_transaction<contract_backend>) {
+    contract_fixture fx;
+    check_ended_write_transaction(*fx.db);
+  } else {
+    SUCCEED("the backend has no write transactions");
+  }
+}
 
 TEST_CASE("contract: matches memory_backend on random batches", "[contract][model]") {
   using namespace keyschema::contract;

@@ -82,11 +82,11 @@ void check_all(std::string_view in, std::tuple<KS...>*) {
    ...);
   ks::write_batch b;
   b.put(in, value);
-  db.backend().write(b, {});
+  db.unsafe_backend().write(b, {});
   const int counts[] = {scan_count<KS>(db, in)...};
   ks::write_batch e;
   e.erase(in);
-  db.backend().write(e, {});
+  db.unsafe_backend().write(e, {});
   for (std::size_t k = 0; k < sizeof...(KS); ++k) {
     if (counts[k] < 0) continue;  // the scan reported the key as malformed
     KEYSCHEMA_FUZZ_CHECK(counts[k] == decoders[k], "keyspace #" + std::to_string(k) + " scan yielded " +

@@ -132,6 +132,18 @@ std::size_t count_keys(const keyschema::etcd_backend& db) {
 
 }  // namespace
 
+TEST_CASE("etcd: options it cannot work with are a usage_error, before any connection", "[etcd][error]") {
+  keyschema::etcd_options none;
+  none.endpoints.clear();
+  CHECK_THROWS_MATCHES(keyschema::etcd_backend(none), keyschema::usage_error,
+                       Catch::Message("keyschema::etcd_backend: etcd_options::endpoints is empty; name at least one "
+                                      "member's client URL (http://host:2379)"));
+  keyschema::etcd_options no_ops;
+  no_ops.endpoints = {"http://127.0.0.1:1"};
+  no_ops.max_txn_ops = 0;
+  CHECK_THROWS_AS(keyschema::etcd_backend(no_ops), keyschema::usage_error);
+}
+
 TEST_CASE("etcd: a batch beyond etcd's limits is refused whole, naming both figures", "[etcd][limits]") {
   keyschema::etcd_backend db(options("limits/"));
   db.erase_range({}, {});
@@ -509,7 +521,7 @@ TEST_CASE("etcd: a TLS cluster with --client-cert-auth is reached with the CA fi
   refused(no_ca, "the CA file");
   keyschema::etcd_options half = o;
   half.key_file.clear();
-  CHECK_THROWS_AS(keyschema::etcd_backend(half), std::invalid_argument);
+  CHECK_THROWS_AS(keyschema::etcd_backend(half), keyschema::usage_error);
 }
 
 TEST_CASE("etcd: with authentication enabled, a user and password get a token, and a new one once it expired",

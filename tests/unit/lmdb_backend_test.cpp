@@ -105,6 +105,20 @@ TEST_CASE("lmdb_backend: a moved-from cursor is invalid, the moved-to one keeps 
   CHECK(d.value() == "vb\x00"s);
 }
 
+TEST_CASE("lmdb_backend: a cursor of a write transaction that has ended is a usage_error", "[lmdb][error]") {
+  temp_dir dir("lmdb-cursor-ended");
+  ks::lmdb_backend db(dir.path());
+  ks::write_batch w;
+  for (const auto& k : {"a"s, "b"s, "c"s}) w.put(k, "v" + k);
+  db.write(w, {});
+  auto t = db.begin_write();
+  auto c = t.cursor(ks::key_range{});
+  REQUIRE(c.valid());
+  t.commit(ks::write_batch{}, {});
+  CHECK_THROWS_AS(c.next(), ks::usage_error);
+  CHECK_FALSE(c.valid());
+}
+
 // A cursor on a private read transaction hands its MDB_cursor back to the environment, and the
 // next such cursor renews it (mdb_cursor_renew) in its own transaction instead of allocating one.
 TEST_CASE("lmdb_backend: a kept LMDB cursor reads the state of the transaction it is renewed in", "[lmdb]") {

@@ -3,12 +3,13 @@
 //
 // Running as root, a directory without write permission is still writable, so the test mounts a
 // small tmpfs (needs root or CAP_SYS_ADMIN), creates a database in it, remounts it read-only and
-// opens the database again: each backend must throw an error naming the database path (never
-// open an empty store, never crash). After remounting read-write, every record is still there.
+// opens the database again: each backend must throw an error naming the database path and saying
+// that the file system is read-only (never open an empty store, never crash). After remounting read-write, every record is still there.
 // Where no tmpfs can be mounted it prints "KEYSCHEMA-SKIP: ..." and CTest reports it skipped.
 #include <keyschema/keyschema.hpp>
 #include <keyschema/leveldb.hpp>
 #include <keyschema/lmdb.hpp>
+#include <keyschema/sqlite.hpp>
 #include <support/scratch_tmpfs.hpp>
 
 #include <catch2/catch.hpp>
@@ -69,7 +70,7 @@ void check_read_only_refused(const char* engine) {
       FAIL("opened a database on a read-only file system without an error");
     } catch (const ks::error& e) {
       INFO(e.what());
-      CHECK_THAT(e.what(), Catch::Contains(existing.string()));
+      CHECK_THAT(e.what(), Catch::Contains(existing.string()) && Catch::Contains("Read-only file system"));
     }
   }
   SECTION(std::string(engine) + ": a database to create") {
@@ -78,7 +79,7 @@ void check_read_only_refused(const char* engine) {
       FAIL("created a database on a read-only file system without an error");
     } catch (const ks::error& e) {
       INFO(e.what());
-      CHECK_THAT(e.what(), Catch::Contains(fresh.string()));
+      CHECK_THAT(e.what(), Catch::Contains(fresh.string()) && Catch::Contains("Read-only file system"));
     }
     CHECK_FALSE(std::filesystem::exists(fresh));
   }
@@ -95,6 +96,10 @@ TEST_CASE("leveldb: a database on a read-only file system is an error naming it"
 
 TEST_CASE("lmdb: a database on a read-only file system is an error naming it", "[lmdb][readonly]") {
   check_read_only_refused<ks::lmdb_backend>("lmdb");
+}
+
+TEST_CASE("sqlite: a database on a read-only file system is an error naming it", "[sqlite][readonly]") {
+  check_read_only_refused<ks::sqlite_backend>("sqlite");
 }
 
 }  // namespace read_only_directory_test

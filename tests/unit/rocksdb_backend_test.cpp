@@ -132,8 +132,8 @@ TEST_CASE("rocksdb_backend: a commit is synced by default, {.sync = false} opts 
   b.put<message_metadata>({"q", 3}, ks::bytes("batch"));
   b.commit();
   CHECK(wal_syncs(s.backend()) == before + 2);
-  s.backend().write(write_batch{}, write_options{false});  // nothing to do
-  s.backend().write(write_batch{}, write_options{true});   // rocksdb::DB::SyncWAL
+  s.write(write_batch{}, write_options{false});  // nothing to do
+  s.write(write_batch{}, write_options{true});   // rocksdb::DB::SyncWAL
   CHECK(s.get<message_metadata>({"q", 2}) == ks::bytes("not synced"));
 }
 
@@ -185,7 +185,7 @@ TEST_CASE("rocksdb_backend: erase_range writes one range tombstone", "[rocksdb]"
     CHECK_FALSE(s.get<message_metadata>({"q", 4}));
   }
   SECTION("the backend's erase_range without an upper bound") {
-    rocksdb_backend& raw = s.backend();
+    rocksdb_backend& raw = s.unsafe_backend();
     put(raw, "x1", "1", {});
     put(raw, "x2", "2", {});
     raw.erase_range({"x", ""}, {});

@@ -393,7 +393,7 @@ auto drained_lookup_workload(const sizes& sz) {
 // Compacts the whole store where the engine has a compaction (LevelDB, RocksDB).
 template <class Store>
 void compact_all(Store& db) {
-  if constexpr (ks::backend_with_compact_range<typename Store::backend_type>) db.backend().compact_range(ks::key_range{});
+  if constexpr (ks::backend_with_compact_range<typename Store::backend_type>) db.unsafe_backend().compact_range(ks::key_range{});
 }
 
 // drained_lookup after the engine's compaction of the drained range.
@@ -1147,7 +1147,7 @@ struct bench_backends {
     sqlite.compact = [](auto& db, const fs::path& dir) {
       for (const char* sql : {"VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"}) {
         char* err = nullptr;
-        if (::sqlite3_exec(db.backend().native(), sql, nullptr, nullptr, &err) != SQLITE_OK) {
+        if (::sqlite3_exec(db.unsafe_backend().native(), sql, nullptr, nullptr, &err) != SQLITE_OK) {
           const std::string what = std::string("sqlite3_exec ") + sql + ": " + (err != nullptr ? err : "?");
           ::sqlite3_free(err);
           throw std::runtime_error(what);
@@ -1161,7 +1161,7 @@ struct bench_backends {
       const fs::path copy = dir.parent_path() / (dir.filename().string() + "-compacted");
       fs::remove_all(copy);
       fs::create_directories(copy);
-      if (const int rc = ::mdb_env_copy2(db.backend().native(), copy.c_str(), MDB_CP_COMPACT); rc != 0)
+      if (const int rc = ::mdb_env_copy2(db.unsafe_backend().native(), copy.c_str(), MDB_CP_COMPACT); rc != 0)
         throw std::runtime_error(std::string("mdb_env_copy2 ") + copy.string() + ": " + ::mdb_strerror(rc));
       const std::uint64_t bytes = cmp::disk_bytes(copy);
       fs::remove_all(copy);

@@ -296,7 +296,7 @@ struct backend {
   static std::function<std::uint64_t(store_type&, const std::filesystem::path&)> default_compact() {
     if constexpr (backend_with_compact_range<B>) {
       return [](store_type& db, const std::filesystem::path& dir) {
-        db.backend().compact_range(key_range{});
+        db.unsafe_backend().compact_range(key_range{});
         return disk_bytes(dir);
       };
     } else {

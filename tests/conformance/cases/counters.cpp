@@ -5,6 +5,7 @@
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake). Its
 // schema is its own (a store of it is another database than the broker fixture's).
 #include <conformance/conformance.hpp>
+#include <support/thrown.hpp>
 
 namespace keyschema::conformance::counters {
 
@@ -318,6 +319,80 @@ TEST_CASE("a raw write_batch writing a reserved key (schema record, migration, p
   CHECK(db.get<message>({"q", 7}) == std::nullopt);
   fx.reopen();  // the schema record is intact
   CHECK(fx.db().get<message>({"q", 7}) == std::nullopt);
+}
+
+// store::backend() is read-only: no write path of the engine is reachable through it, so a raw
+// write goes through store::write's guards. The engine's writes stay reachable through
+// unsafe_backend(), named as such.
+template <class Store>
+concept backend_writes = requires(Store& db, const ks::write_batch& b) { db.backend().write(b, ks::write_options{}); };
+template <class Store>
+concept backend_begins_write = requires(Store& db) { db.backend().begin_write(); };
+template <class Store>
+concept backend_erases_range = requires(Store& db) { db.backend().erase_range(ks::key_range{}, ks::write_options{}); };
+template <class Store>
+concept backend_compacts = requires(Store& db) { db.backend().compact_range(ks::key_range{}); };
+template <class Store>
+concept backend_native = requires(Store& db) { db.backend().native(); };
+template <class Store>
+concept backend_reads = requires(Store& db, std::string& v) {
+  db.backend().get(std::string_view(), v, nullptr);
+  db.backend().cursor(ks::key_range{}, nullptr);
+  db.backend().snapshot();
+  db.backend().limits();
+};
+template <class Store>
+concept unsafe_backend_writes =
+    requires(Store& db, const ks::write_batch& b) { db.unsafe_backend().write(b, ks::write_options{}); };
+using raw_door_store = counters_fixture::store_type;
+static_assert(!backend_writes<raw_door_store>, "store::backend() must not write");
+static_assert(!backend_begins_write<raw_door_store>, "store::backend() must not begin a write transaction");
+static_assert(!backend_erases_range<raw_door_store>, "store::backend() must not erase a range");
+static_assert(!backend_compacts<raw_door_store>, "store::backend() must not compact");
+static_assert(!backend_native<raw_door_store>, "store::backend() must not hand out the native handle");
+static_assert(backend_reads<raw_door_store>, "store::backend() reads");
+static_assert(unsafe_backend_writes<raw_door_store>, "store::unsafe_backend() writes");
+
+TEST_CASE("a raw write cannot set a declared count over its records nor overwrite the schema record; an ordinary key is written",
+          "[conformance][counters][count][error]") {
+  counters_fixture fx;
+  auto& db = fx.db();
+  db.put<message>({"q", 1}, msg("a"));
+  std::string count_key, record_key, ninety_nine;
+  ks::detail::key_codec<message_count>::encode(count_key, message_count::key_type("q"));
+  ks::detail::key_codec<message>::encode(record_key, message::key_type("q", 2));
+  ks::value_traits<std::int64_t>::encode(ninety_nine, 99);
+  std::string schema_record;
+  REQUIRE(db.backend().get(ks::schema_key, schema_record, nullptr));
+
+  // The count of 1 record set to 99.
+  ks::write_batch count99;
+  count99.put(count_key, ninety_nine);
+  const auto e = testing::thrown<ks::key_error>([&] { db.write(count99); });
+  REQUIRE(e);
+  CHECK_THAT(e->what(), Catch::Contains(ks::detail::describe_key(count_key)) && Catch::Contains("'message_count'") &&
+                            Catch::Contains("Nothing was written"));
+  CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(1));
+
+  // The schema record overwritten.
+  ks::write_batch schema;
+  schema.put(ks::schema_key, "0000000000000000\nanother layout");
+  const auto s = testing::thrown<ks::key_error>([&] { db.write(schema); });
+  REQUIRE(s);
+  CHECK_THAT(s->what(), Catch::Contains(ks::detail::describe_key(ks::schema_key)) && Catch::Contains("reserved key"));
+  std::string after;
+  REQUIRE(db.backend().get(ks::schema_key, after, nullptr));
+  CHECK(after == schema_record);
+
+  // A key of an ordinary keyspace is written, and the count of its record follows.
+  ks::write_batch ordinary;
+  ordinary.put(record_key, "b");
+  db.write(ordinary);
+  CHECK(db.get<message>({"q", 2}) == msg("b"));
+  CHECK(db.get<message_count>({"q"}) == std::optional<std::int64_t>(2));
+  check_counts(db);
+  fx.reopen();  // the schema record is intact: the store opens
+  check_counts(fx.db());
 }
 
 TEST_CASE("declared counts equal the records after random writes and reopening",

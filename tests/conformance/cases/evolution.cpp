@@ -58,7 +58,7 @@ class basic_database {
   }
   template <class S>
   void close(std::unique_ptr<ks::store<S, backend_type>>& db) {
-    if constexpr (std::is_same_v<backend_type, ks::memory_backend>) memory_.emplace(std::move(db->backend()));
+    if constexpr (std::is_same_v<backend_type, ks::memory_backend>) memory_.emplace(std::move(db->unsafe_backend()));
     db.reset();
   }
   // The bare backend, for writes around the store (hand-written records, foreign keys) and for

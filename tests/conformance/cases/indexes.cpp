@@ -295,7 +295,7 @@ TEST_CASE("commit_prepared refuses a record writing a count key or adding to a n
   records.put(ks::detail::prepared_key("count"), ks::detail::encode_prepared(ops));
   records.put(ks::detail::prepared_key("add"),
               ks::detail::encode_prepared(ks::write_batch{}, {ks::detail::prepared_add{record_key, 1}}));
-  db.backend().write(records, ks::write_options{});
+  db.unsafe_backend().write(records, ks::write_options{});
   try {
     (void)ks::commit_prepared(db, "count");
     FAIL("a prepared write of a count was applied");

@@ -54,7 +54,7 @@ TEST_CASE("foreign keys are skipped; undecodable keys and values raise decode_er
     truncated.put(cut, "cut");
     CHECK_THROWS_AS(db.write(truncated), ks::key_error);
     CHECK(count(db.scan<message_metadata>()) == 2);
-    db.backend().write(truncated, {});
+    db.unsafe_backend().write(truncated, {});
     CHECK_THROWS_AS(count(db.scan<message_metadata>()), ks::decode_error);
     CHECK_THROWS_AS(count(db.scan<message_metadata>().keys_only()), ks::decode_error);
     ks::write_batch remove;

@@ -30,7 +30,7 @@ template <class Store>
 void write_raw_record(Store& db, std::string_view xid, std::string_view record) {
   ks::write_batch b;
   b.put(ks::detail::prepared_key(xid), record);
-  db.backend().write(b, ks::write_options{});  // store::write refuses reserved keys
+  db.unsafe_backend().write(b, ks::write_options{});  // store::write refuses reserved keys
 }
 
 // A record holding one put whose key length points past the end, with a valid checksum.

@@ -92,7 +92,7 @@ class etcd_backend {
   // Connects to the cluster: reads its current revision once, so that an unreachable cluster
   // fails here rather than at the first write.
   // Errors:
-  //   std::invalid_argument: options.endpoints is empty, or max_txn_ops is 0, or
+  //   usage_error: options.endpoints is empty, or max_txn_ops is 0, or
   //     max_request_bytes leaves no room for one operation, or attempt_timeout is under 2 ms, or
   //     only one of cert_file and key_file is set, or a password without a user.
   //   backend_error, native_call "etcd /v3/kv/range": no endpoint answered within
@@ -104,29 +104,29 @@ class etcd_backend {
   //   backend_error, native_call "curl_global_init"; std::bad_alloc.
   explicit etcd_backend(const etcd_options& options = {}) {
     if (options.endpoints.empty()) {
-      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::endpoints is empty; name at least one "
-                                  "member's client URL (http://host:2379)");
+      throw usage_error("keyschema::etcd_backend: etcd_options::endpoints is empty; name at least one "
+                        "member's client URL (http://host:2379)");
     }
     if (options.max_txn_ops == 0 ||
         options.max_request_bytes <= etcd_detail::request_overhead_bytes + etcd_detail::op_overhead_bytes +
                                          options.key_prefix.size()) {
-      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::max_txn_ops is 0 or max_request_bytes (" +
-                                  std::to_string(options.max_request_bytes) +
-                                  ") leaves no room for one operation; use the cluster's --max-txn-ops and "
-                                  "--max-request-bytes");
+      throw usage_error("keyschema::etcd_backend: etcd_options::max_txn_ops is 0 or max_request_bytes (" +
+                        std::to_string(options.max_request_bytes) +
+                        ") leaves no room for one operation; use the cluster's --max-txn-ops and "
+                        "--max-request-bytes");
     }
     if (options.cert_file.empty() != options.key_file.empty()) {
-      throw std::invalid_argument(std::string("keyschema::etcd_backend: etcd_options::") +
+      throw usage_error(std::string("keyschema::etcd_backend: etcd_options::") +
                                   (options.cert_file.empty() ? "key_file" : "cert_file") + " is set but not " +
                                   (options.cert_file.empty() ? "cert_file" : "key_file") +
                                   "; a client certificate needs both (PEM files)");
     }
     if (options.user.empty() && !options.password.empty()) {
-      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::password is set but user is empty; name "
+      throw usage_error("keyschema::etcd_backend: etcd_options::password is set but user is empty; name "
                                   "the etcd user to authenticate as");
     }
     if (options.attempt_timeout < std::chrono::milliseconds(2)) {
-      throw std::invalid_argument("keyschema::etcd_backend: etcd_options::attempt_timeout (" +
+      throw usage_error("keyschema::etcd_backend: etcd_options::attempt_timeout (" +
                                   std::to_string(options.attempt_timeout.count()) +
                                   " ms) is under 2 ms; give an attempt at one member at least 2 ms (default 1000)");
     }

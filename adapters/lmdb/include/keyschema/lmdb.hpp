@@ -267,8 +267,10 @@ class lmdb_backend {
   bool read_only() const noexcept { return s_->read_only; }
 
   // The LMDB environment and the database handle, for power users. Transactions begun on them
-  // directly are invisible to the resize logic: end them before the next write().
-  MDB_env* native() const noexcept { return s_->env; }
+  // directly are invisible to the resize logic: end them before the next write(). The
+  // environment can write, so it is not given through a const backend (a store's backend()),
+  // as the other adapters' native handles are not.
+  MDB_env* native() noexcept { return s_->env; }
   MDB_dbi native_dbi() const noexcept { return s_->dbi; }
 
  private:

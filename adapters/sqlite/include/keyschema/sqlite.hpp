@@ -61,6 +61,7 @@
 #include <keyschema/write_batch.hpp>
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -175,7 +176,7 @@ class sqlite_backend {
     }
 
     void require_open() const {
-      if (!is_open()) throw error("keyschema::sqlite_backend: the write transaction has already ended");
+      if (!is_open()) throw usage_error("keyschema::sqlite_backend: the write transaction has already ended");
     }
 
     // Applies batch and commits; the writer mutex stays held. On failure the transaction has been
@@ -207,6 +208,8 @@ class sqlite_backend {
   //     database (LevelDB, LMDB, RocksDB). Remedy: open it with that engine's adapter.
   //   backend_error "std::filesystem::create_directories": the directory cannot be created
   //     (a path component is a file, no permission, read-only file system).
+  //   backend_error "statvfs" EROFS (30): `path` is on a read-only file system ("Read-only file
+  //     system"). Remedy: a writable location (SQLite writes its write-ahead log even to read).
   //   backend_error "std::filesystem::status": `path` is a file, not a directory (sqlite_backend
   //     takes the directory holding keyschema.sqlite3).
   //   schema_error: the directory holds another SQLite database but no keyschema.sqlite3, or
@@ -243,6 +246,14 @@ class sqlite_backend {
         throw backend_error(where + ": cannot create the database directory: " + ec.message(),
                             "std::filesystem::create_directories", ec.value());
       }
+    }
+    // On a read-only file system SQLite only says "unable to open database file" (a database in
+    // WAL mode writes its -shm and -wal files even to be read): say what it is, as the other
+    // adapters do, before anything is opened.
+    if (struct ::statvfs vfs{}; ::statvfs(s_->path.c_str(), &vfs) == 0 && (vfs.f_flag & ST_RDONLY) != 0) {
+      throw backend_error(where + ": Read-only file system; sqlite_backend opens its database read-write (SQLite's "
+                                  "write-ahead log is written even to read). Open it where it can be written",
+                          "statvfs", EROFS);
     }
     const fs::path file = path / sqlite_file_name;
     s_->file = file.string();

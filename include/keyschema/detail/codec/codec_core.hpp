@@ -105,7 +105,7 @@ struct codec_traits {
 
   // Appends exactly one element encoding v to out. Never shrinks out; on an exception out may
   // hold a partial element (the string codec restores it).
-  // Throws whatever the codec throws (std::string: keyschema::error on invalid UTF-8).
+  // Throws whatever the codec throws (std::string: encode_error on invalid UTF-8).
   static void encode(std::string& out, const T& v) {
     if constexpr (detail::full_encoder<T>)
       codec<T>::encode(out, v);

@@ -110,7 +110,7 @@ struct codec<std::nullptr_t> {
 };
 
 // UTF-8 text: 0x02, payload with 0x00 escaped as 0x00 0xff, 0x00.
-// Encoding validates UTF-8 (throws keyschema::error, out unchanged); decoding validates too
+// Encoding validates UTF-8 (throws encode_error, out unchanged); decoding validates too
 // (decode_error). Store arbitrary binary data as keyschema::bytes.
 template <>
 struct codec<std::string> {

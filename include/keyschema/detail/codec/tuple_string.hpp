@@ -1,8 +1,8 @@
 // keyschema/detail/codec/tuple_string.hpp: byte strings (0x01) and UTF-8 strings (0x02).
 //
 // Encoding: type code, payload with every 0x00 written as 0x00 0xff, then a 0x00 terminator.
-// Text (0x02) is validated as UTF-8 both when encoding (keyschema::error, so a key that could
-// never be read back is never written) and when decoding (decode_error), in the same 8-bytes-at-
+// Text (0x02) is validated as UTF-8 both when encoding (encode_error; key_codec turns it into a
+// key_error naming the keyspace and field; so a key that could never be read back is never written) and when decoding (decode_error), in the same 8-bytes-at-
 // a-time pass that looks for NULs. Byte strings are not validated. Stateless; thread-safe.
 #pragma once
 
@@ -63,8 +63,8 @@ inline void append_clean_text(std::string& out, const char* s, std::size_t n) {
       const std::size_t len = utf8_sequence_length(reinterpret_cast<const unsigned char*>(p + i), n - i);
       if (len == 0) {
         out.resize(restore);
-        throw error("keyschema::codec<std::string>: invalid UTF-8 at byte " + std::to_string(i) +
-                    " of the string; store binary data as keyschema::bytes");
+        throw encode_error("keyschema::codec<std::string>: invalid UTF-8 at byte " + std::to_string(i) +
+                           " of the string; store binary data as keyschema::bytes");
       }
       i += len;
     }
@@ -75,7 +75,7 @@ inline void append_clean_text(std::string& out, const char* s, std::size_t n) {
 }
 
 // Appends a UTF-8 string element (0x02, escaped payload, 0x00) to out.
-// Throws keyschema::error if s is not valid UTF-8; out is then restored to its previous size.
+// Throws encode_error if s is not valid UTF-8; out is then restored to its previous size.
 inline void append_text_element(std::string& out, std::string_view s) {
   const std::size_t i = find_nul_or_non_ascii(s.data(), 0, s.size());
   if (i == s.size())  // the common case: plain ASCII without NUL

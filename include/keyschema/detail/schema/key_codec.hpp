@@ -362,6 +362,8 @@ struct key_codec {
     }
   }
 
+  // A field value that its codec cannot encode (text that is not valid UTF-8: encode_error) is a
+  // key no key of the keyspace can be: key_error naming the keyspace and the field.
   template <std::size_t S, class Args>
   static void encode_segment(std::string& out, const Args& args) {
     using seg = std::tuple_element_t<S, segments>;
@@ -369,7 +371,13 @@ struct key_codec {
       out.append(seg::encoded);
     } else {
       const auto& a = std::get<KS::fields_before[S]>(args);
-      encode_argument<typename seg::type, std::remove_cvref_t<decltype(a)>>(out, a);
+      try {
+        encode_argument<typename seg::type, std::remove_cvref_t<decltype(a)>>(out, a);
+      } catch (const encode_error& e) {
+        throw key_error("keyschema: keyspace '" + std::string(KS::name) + "', field '" + std::string(seg::name) +
+                        "': the value does not encode (" + e.what() +
+                        "), so no key of the keyspace holds it; nothing was read or written");
+      }
     }
   }
 

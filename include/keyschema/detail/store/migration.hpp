@@ -218,7 +218,7 @@ class migration_run {
       : b_(b), opts_(o), steps_(steps...), limits_(b.limits()) {}
 
   migrate_result run() {
-    if (opts_.batch_entries == 0) throw error("keyschema::migrate: migrate_options::batch_entries is 0; give at least 1");
+    if (opts_.batch_entries == 0) throw usage_error("keyschema::migrate: migrate_options::batch_entries is 0; give at least 1");
     std::string text;
     if (b_.get(migration_key, text, nullptr)) {
       std::optional<migration_progress> p = parse_migration_progress(text);

@@ -168,7 +168,7 @@ class etcd_write_transaction {
       : c_(std::move(c)), reads_(std::make_shared<etcd_detail::read_set>()) {}
 
   void require_open() const {
-    if (!is_open()) throw error("keyschema::etcd_write_transaction: the transaction has already ended");
+    if (!is_open()) throw usage_error("keyschema::etcd_write_transaction: the transaction has already ended");
   }
 
   std::shared_ptr<const etcd_detail::client> c_;

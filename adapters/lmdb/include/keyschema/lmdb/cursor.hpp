@@ -91,7 +91,7 @@ class lmdb_cursor {
 
   // Moves to the next entry in the cursor's direction; valid() turns false past the range.
   // REQUIRES: valid(). Errors: backend_error naming mdb_cursor_get (LMDB failed to read a page:
-  // a corrupt file or an I/O error; the cursor is then invalid); keyschema::error when the
+  // a corrupt file or an I/O error; the cursor is then invalid); usage_error when the
   // cursor belongs to a write transaction that has ended.
   KEYSCHEMA_ALWAYS_INLINE void next() {
     // own_txn_ is set exactly for a cursor on a private read transaction: nothing to check or lock.
@@ -113,7 +113,7 @@ class lmdb_cursor {
   void next_shared() {
     if (write_ && txn_->txn == nullptr) {
       valid_ = false;
-      throw error("keyschema::lmdb_backend::cursor: the write transaction of this cursor has ended");
+      throw usage_error("keyschema::lmdb_backend::cursor: the write transaction of this cursor has ended");
     }
     if (shared_) {  // a snapshot's transaction may be used by other threads' cursors
       std::lock_guard lk(txn_->mu);

@@ -136,7 +136,7 @@ class lmdb_write_transaction {
   }
 
   void require_open() const {
-    if (!is_open()) throw error("keyschema::lmdb_backend: the write transaction has already ended");
+    if (!is_open()) throw usage_error("keyschema::lmdb_backend: the write transaction has already ended");
   }
 
   // Takes ownership of t (registered with the gate) in a new handle. On failure t is aborted.
