@@ -97,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   {
     ks::write_batch b;
     b.put(ks::detail::prepared_key(xid), in);
-    db.backend().write(b, {});
+    db.unsafe_backend().write(b, {});
   }
   const entries before = content(db.backend());
   bool committed = false;

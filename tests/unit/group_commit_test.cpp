@@ -94,7 +94,7 @@ using store_type = ks::store<schema, gated_backend>;
 // checked), then opens the engine. Returns each writer's exception (nullptr: committed).
 template <class Blocker, class Write>
 std::vector<std::exception_ptr> run_grouped(store_type& db, Blocker&& blocker, int n, Write&& write) {
-  gated_backend& be = const_cast<gated_backend&>(static_cast<const store_type&>(db).backend());
+  gated_backend& be = db.unsafe_backend();  // the gate: no write through it
   be.close_gate();
   std::thread first([&] { blocker(); });
   be.wait_entered(1);  // the blocker is inside the engine, holding the writer lock
