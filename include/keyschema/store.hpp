@@ -1122,41 +1122,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     if (simple) {
       for (const detail::queued_write* q : g) out.append(*q->ops);
       check_batch(out);
-      if constexpr (backend_with_write_guards<Backend>) {
-        if (!backend_.write(out, opts, schema_guards())) refuse_changed_schema();  // each then refused alone
-      } else {
-        backend_.write(out, opts);
-      }
+      write_guarded(out, opts);  // a failed guard: each write is then refused on its own
       return;
     }
-    if constexpr (backend_with_write_transaction<Backend>) {
-      using txn = typename Backend::write_transaction_type;
-      for (int attempt = 0;; ++attempt) {
-        txn t = backend_.begin_write();
-        resolve_group(
-            g, [](const void* ctx, std::string_view k, std::string& v) { return static_cast<const txn*>(ctx)->get(k, v); },
-            &t, out);
-        try {
-          if constexpr (backend_with_write_guards<Backend>) {
-            if (!t.commit(out, opts, schema_guards())) refuse_changed_schema();
-          } else {
-            t.commit(out, opts);
-          }
-          return;
-        } catch (const conflict_error&) {
-          if (attempt == 64) throw;  // as commit_locked
-        }
-        detail::retry_backoff(retry_options{}, static_cast<unsigned>(attempt));
-      }
-    } else {
-      resolve_group(
-          g,
-          [](const void* ctx, std::string_view k, std::string& v) {
-            return static_cast<const Backend*>(ctx)->get(k, v, nullptr);
-          },
-          &backend_, out);
-      backend_.write(out, opts);
-    }
+    resolve_and_write([&](detail::write_overlay::base_reader read, const void* ctx) { resolve_group(g, read, ctx, out); },
+                      out, opts);
   }
 
   // Resolves each write of g in order over read(ctx) plus the writes resolved before it, into out
@@ -1208,23 +1178,43 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     using derived = detail::derived_writes<Schema>;
     if (adds == nullptr && !derived::needs(ops)) {
       check_batch(ops);
-      if constexpr (backend_with_write_guards<Backend>) {
-        if (!backend_.write(ops, opts, schema_guards())) refuse_changed_schema();
-      } else {
-        backend_.write(ops, opts);
-      }
+      write_guarded(ops, opts);
       return;
     }
     detail::pending_map writes;
     write_batch out;
-    auto resolve = [&](detail::write_overlay::base_reader read, const void* ctx) {
-      writes.clear();
-      out.clear();
-      detail::write_overlay st(writes, read, ctx);
-      detail::resolve_batch<Schema>(st, ops, adds);
-      detail::overlay_to_batch(writes, out);
-      check_batch(out);
-    };
+    resolve_and_write(
+        [&](detail::write_overlay::base_reader read, const void* ctx) {
+          writes.clear();
+          out.clear();
+          detail::write_overlay st(writes, read, ctx);
+          detail::resolve_batch<Schema>(st, ops, adds);
+          detail::overlay_to_batch(writes, out);
+          check_batch(out);
+        },
+        out, opts);
+  }
+
+  // REQUIRES: the writer lock is held. Writes b in one atomic write; on a
+  // backend_with_write_guards guarded by schema_guards() (schema_error when they do not hold).
+  void write_guarded(const write_batch& b, const write_options& opts) {
+    if constexpr (backend_with_write_guards<Backend>) {
+      if (!backend_.write(b, opts, schema_guards())) refuse_changed_schema();
+    } else {
+      backend_.write(b, opts);
+    }
+  }
+
+  // REQUIRES: the writer lock is held. Calls resolve(read, ctx), which fills out from the state
+  // read(ctx, key, value) gives, and writes out in one atomic write: on a
+  // backend_with_write_transaction inside one engine write transaction (read through it,
+  // committed through it, guarded on a backend_with_write_guards, so no other process
+  // interleaves; resolved and written again, after a short random wait, when the engine reports
+  // a conflict, at most 64 times), otherwise over the latest committed state, which the writer
+  // lock keeps current. Errors: those of resolve, limit_error, backend_error, schema_error
+  // (guards), conflict_error after the last attempt; nothing was written.
+  template <class Resolve>
+  void resolve_and_write(Resolve&& resolve, const write_batch& out, const write_options& opts) {
     if constexpr (backend_with_write_transaction<Backend>) {
       using txn = typename Backend::write_transaction_type;
       for (int attempt = 0;; ++attempt) {
