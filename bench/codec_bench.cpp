@@ -14,7 +14,7 @@
 //
 // Every pair is registered as <operation>/keyschema and <operation>/hand; after the run a summary
 // prints the CPU-time ratio keyschema/hand per operation (target: <= 1.20), from the medians when
-// run with --benchmark_repetitions (README "Performance" gives the command).
+// run with --benchmark_repetitions (docs/performance.md, "The tuple codec", gives the command).
 // Instruction counts, which the machine's load does not move: bench/callgrind_pairs.sh
 // build/bench/bench/codec_bench . (KEYSCHEMA_BENCH_ITERATIONS, bench/fixed_iterations.hpp).
 #include <benchmark/benchmark.h>

@@ -327,7 +327,7 @@ class scan_view : public ranges::view_facade<scan_view<KS, Source, K, Mode>, ran
   std::size_t max_count() const noexcept { return limit_; }
   const Source* source() const noexcept { return source_; }
 
-  // A scan is an input range: one engine cursor, read once (README.md, "The store", says why
+  // A scan is an input range: one engine cursor, read once (docs/store.md says why
   // and what to use for grouping). An adaptor that needs a forward range (views::chunk_by, views::cycle,
   // ...) would fail inside range-v3 with a long diagnostic; this overload says why instead.
   template <class ViewFn>

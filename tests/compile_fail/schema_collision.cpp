@@ -1,7 +1,7 @@
 // expect: keyschema::schema: two keyspaces can produce the same key
 // The seed's collision: DESTINATION.MESSAGE_COUNT.$destination against
 // DESTINATION.$destination.MESSAGE_METADATA.$id. The control moves the count under its own
-// leading literal, which is what the README recommends.
+// leading literal, which is what docs/schema.md recommends.
 #include <keyschema/keyschema.hpp>
 
 #include <cstdint>
