@@ -84,51 +84,32 @@
 //   prepare-early-ack  a branch's prepare is acknowledged before ks::prepare;
 //   migrate-early-ack  a migration is acknowledged as done before ks::migrate runs.
 // Each must make the run fail (the checker can fail on the records, the log, XA and migrations).
+#include "crash_driver.hpp"
+
 #include <keyschema/chunked.hpp>
 #include <keyschema/keyschema.hpp>
-#include <keyschema/leveldb.hpp>
-#include <keyschema/lmdb.hpp>
 #include <keyschema/migrate.hpp>
 #include <keyschema/prepared.hpp>
-#ifdef KEYSCHEMA_CRASH_WITH_SQLITE
-#include <keyschema/sqlite.hpp>
-#endif
-#if defined(KEYSCHEMA_CRASH_WITH_ROCKSDB)
-#include <keyschema/rocksdb.hpp>
-#endif
-
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <random>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-extern char** environ;
+const char crash_driver::harness_name[] = "broker_crash_harness";
 
 namespace bcrash {
 
 namespace ks = keyschema;
-namespace fs = std::filesystem;
 using millis = std::chrono::time_point<std::chrono::system_clock, std::chrono::milliseconds>;
 
 struct metadata_v1 {
@@ -154,6 +135,8 @@ struct keyschema::value_fields<bcrash::metadata_v2>
                          keyschema::member<"priority", &bcrash::metadata_v2::priority>> {};
 
 namespace bcrash {
+
+using namespace crash_driver;
 
 // --- the schemas ----------------------------------------------------------------------------------
 
@@ -227,29 +210,10 @@ constexpr std::uint64_t dead_letter = 4;
 const millis epoch{std::chrono::milliseconds(1'700'000'000'000)};
 constexpr std::size_t soft_limit = 120;  // past it, publishes give way to acks
 
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "broker_crash_harness: FAILED: %s\n", what.c_str());
-  std::fflush(stderr);
-  std::exit(1);
-}
-
-std::uint64_t mix(std::uint64_t x) {  // splitmix64
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // The content of message id at version v: empty, short, or long enough for dozens of chunks.
 std::string body_of(std::uint64_t id, std::uint64_t v) {
-  std::uint64_t s = mix(id * 1000003 + v);
-  const std::size_t n = s % 8 == 0 ? 0 : s % 8 == 1 ? 700 + (s >> 8) % 2400 : (s >> 8) % 400;
-  std::string b(n, '\0');
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i % 8 == 0) s = mix(s);
-    b[i] = static_cast<char>(s >> (8 * (i % 8)));
-  }
-  return b;
+  const std::uint64_t s = mix(id * 1000003 + v);
+  return random_bytes(s % 8 == 0 ? 0 : s % 8 == 1 ? 700 + (s >> 8) % 2400 : (s >> 8) % 400, s);
 }
 std::size_t chunk_of(std::uint64_t id, std::uint64_t v) { return std::size_t{16} << (mix(id ^ (v << 40)) % 4); }
 std::string header_of(std::uint64_t id, std::uint64_t v) { return "hdr-" + std::to_string(id) + "-" + std::to_string(v); }
@@ -264,23 +228,6 @@ std::optional<std::uint64_t> xid_number(std::string_view s) {
   return v;
 }
 
-std::string pack(const std::vector<std::uint64_t>& v) {
-  std::string out;
-  for (const std::uint64_t x : v)
-    for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(x >> (8 * i)));
-  return out;
-}
-std::vector<std::uint64_t> unpack(std::string_view s) {
-  if (s.size() % 8 != 0) die("log entry with a packed list of " + std::to_string(s.size()) + " bytes");
-  std::vector<std::uint64_t> out;
-  for (std::size_t i = 0; i < s.size(); i += 8) {
-    std::uint64_t v = 0;
-    for (std::size_t k = 0; k < 8; ++k) v = (v << 8) | static_cast<unsigned char>(s[i + k]);
-    out.push_back(v);
-  }
-  return out;
-}
-
 // A branch's plan, as its reserve op logs it: enqueues (id, destination, expiry), dequeues (id).
 struct plan {
   std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> enqueue;
@@ -291,10 +238,10 @@ std::string pack_plan(const plan& p) {
   for (const auto& [id, d, e] : p.enqueue) v.insert(v.end(), {id, d, e});
   v.push_back(p.dequeue.size());
   v.insert(v.end(), p.dequeue.begin(), p.dequeue.end());
-  return pack(v);
+  return pack_u64s(v);
 }
 plan unpack_plan(std::string_view s) {
-  const std::vector<std::uint64_t> v = unpack(s);
+  const std::vector<std::uint64_t> v = unpack_u64s(s, "a packed list");
   plan p;
   std::size_t i = 0;
   auto next = [&] {
@@ -310,52 +257,15 @@ plan unpack_plan(std::string_view s) {
   return p;
 }
 
-struct options {
-  std::string backend;
-  fs::path dir;
-  std::uint64_t kills = 60;
-  std::uint64_t seed = 0;
-  std::uint64_t reset_every = 40;
-  unsigned max_delay_ms = 40;
-  int ack_fd = -1;
-  std::uint64_t commits = 0;  // child: ops to run, 0 = until killed
-  int hint = 1;               // child: the schema version to try first
-  std::string fault;
+// The driver's options and the writer's schema hint; --fault: see the top of this file.
+struct options : driver_options {
+  int hint = 1;  // child: the schema version to try first
 };
-
-constexpr std::size_t lmdb_start_map = std::size_t{64} << 10;
 
 // fn(store) with the store of schema version V opened on o.dir.
 template <int V, class Fn>
 auto with_store(const options& o, Fn&& fn) {
-  using S = schema_of<V>;
-  if (o.backend == "leveldb") {
-    ks::leveldb_options lo;
-    lo.write_buffer_bytes = std::size_t{64} << 10;
-    ks::store<S, ks::leveldb_backend> db(o.dir, lo);
-    return fn(db);
-  }
-  if (o.backend == "lmdb") {
-    ks::lmdb_options lo;
-    lo.map_size = lmdb_start_map;
-    ks::store<S, ks::lmdb_backend> db(o.dir, lo);
-    return fn(db);
-  }
-#ifdef KEYSCHEMA_CRASH_WITH_SQLITE
-  if (o.backend == "sqlite") {
-    ks::store<S, ks::sqlite_backend> db(o.dir);
-    return fn(db);
-  }
-#endif
-#if defined(KEYSCHEMA_CRASH_WITH_ROCKSDB)
-  if (o.backend == "rocksdb") {
-    ks::rocksdb_options ro;
-    ro.write_buffer_bytes = std::size_t{64} << 10;
-    ks::store<S, ks::rocksdb_backend> db(o.dir, ro);
-    return fn(db);
-  }
-#endif
-  die("unknown backend '" + o.backend + "' (leveldb, lmdb, rocksdb or sqlite)");
+  return crash_driver::with_store<schema_of<V>>(o, fn);
 }
 
 // ks::migrate<From, To> on the backend of o.dir (no store open), in batches of 8 entries.
@@ -369,34 +279,10 @@ ks::migrate_result migrate_db(const options& o) {
                                version<To>::make(e.value.header, e.value.content_length, id));
   });
   const ks::migrate_options mo{.batch_entries = 8};
-  auto run = [&](auto& b) { return ks::migrate<schema_of<From>, schema_of<To>>(b, mo, step); };
-  if (o.backend == "leveldb") {
-    ks::leveldb_options lo;
-    lo.write_buffer_bytes = std::size_t{64} << 10;
-    ks::leveldb_backend b(o.dir, lo);
-    return run(b);
-  }
-  if (o.backend == "lmdb") {
-    ks::lmdb_options lo;
-    lo.map_size = lmdb_start_map;
-    ks::lmdb_backend b(o.dir, lo);
-    return run(b);
-  }
-#ifdef KEYSCHEMA_CRASH_WITH_SQLITE
-  if (o.backend == "sqlite") {
-    ks::sqlite_backend b(o.dir);
-    return run(b);
-  }
-#endif
-#if defined(KEYSCHEMA_CRASH_WITH_ROCKSDB)
-  if (o.backend == "rocksdb") {
-    ks::rocksdb_options ro;
-    ro.write_buffer_bytes = std::size_t{64} << 10;
-    ks::rocksdb_backend b(o.dir, ro);
-    return run(b);
-  }
-#endif
-  die("unknown backend '" + o.backend + "'");
+  return with_engine(o, [&]<class Backend>(const auto&... engine_options) {
+    Backend b(o.dir, engine_options...);
+    return ks::migrate<schema_of<From>, schema_of<To>>(b, mo, step);
+  });
 }
 
 // --- acknowledgements -------------------------------------------------------------------------------
@@ -418,8 +304,7 @@ struct ack {
 };
 
 void send(const options& o, ack_kind k, std::uint64_t a) {
-  const ack m{k, 0, a};
-  if (::write(o.ack_fd, &m, sizeof m) != static_cast<ssize_t>(sizeof m)) die("writing the acknowledgement");
+  send_ack(o.ack_fd, ack{k, 0, a});
 }
 
 // --- the writer -------------------------------------------------------------------------------------
@@ -1073,36 +958,6 @@ check_result check_store(Store& db, const ack_state& st, std::uint64_t prev_veri
 
 // --- the driver -------------------------------------------------------------------------------------
 
-struct child_process {
-  pid_t pid = -1;
-  int ack_fd = -1;
-};
-
-child_process spawn_writer(const options& o, std::uint64_t seed, std::uint64_t commits, int hint) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) die(std::string("pipe2: ") + std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 3);
-  std::vector<std::string> args = {"/proc/self/exe", "child",   "--backend", o.backend,           "--dir",     o.dir.string(),
-                                   "--ack-fd",       "3",       "--seed",    std::to_string(seed), "--commits", std::to_string(commits)};
-  args.push_back("--hint");
-  args.push_back(std::to_string(hint));
-  if (!o.fault.empty()) {
-    args.push_back("--fault");
-    args.push_back(o.fault);
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) die(std::string("posix_spawn: ") + std::strerror(rc));
-  return {pid, fds[0]};
-}
-
 void absorb(const ack& m, ack_state& st) {
   switch (m.kind) {
     case a_op:
@@ -1133,45 +988,36 @@ void absorb(const ack& m, ack_state& st) {
   }
 }
 
-// Reads the acknowledgements available (waiting at most timeout_ms); false at end of file.
-bool read_acks(int fd, int timeout_ms, ack_state& st, std::uint64_t& received) {
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, timeout_ms) <= 0) return true;
-  ack buf[256];
-  const ssize_t got = ::read(fd, buf, sizeof buf);
-  if (got == 0) return false;
-  if (got < 0) return errno == EINTR || errno == EAGAIN;
-  if (got % static_cast<ssize_t>(sizeof(ack)) != 0) die("torn acknowledgement on the pipe");
-  for (ssize_t i = 0; i < got / static_cast<ssize_t>(sizeof(ack)); ++i) absorb(buf[i], st);
-  received += static_cast<std::uint64_t>(got) / sizeof(ack);
-  return true;
-}
+// What the driver learnt from the acknowledgements and the checks (kill_run's harness state).
+struct driver_state {
+  using ack = bcrash::ack;
+  static constexpr const char* unit = "op";
 
-int reap(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) die(std::string("waitpid: ") + std::strerror(errno));
-  return status;
-}
+  explicit driver_state(const options& opts) : o(opts) {}
 
-int driver_main(options o) {
-  if (const char* k = std::getenv("KEYSCHEMA_CRASH_KILLS"); k != nullptr && *k != '\0') o.kills = std::stoull(k);
-  if (o.seed == 0) o.seed = std::random_device{}();
-  std::printf("broker_crash: backend=%s kills=%llu seed=%llu dir=%s\n", o.backend.c_str(),
-              static_cast<unsigned long long>(o.kills), static_cast<unsigned long long>(o.seed), o.dir.c_str());
-  std::fflush(stdout);
-  const auto start = std::chrono::steady_clock::now();
-  std::mt19937_64 rng(o.seed);
+  const options& o;
   ack_state st;
-  std::uint64_t verified_ops = 0, prev = 0, early_kills = 0, idle_streak = 0, resets = 0, mid_migration = 0;
-  std::uint64_t total_acks = 0, migrations = 0, xa_commits = 0, xa_rollbacks = 0, received = 0;
-  std::uint64_t branches_found = 0, unmarked_found = 0;
-  std::uint64_t startup_us = 5000;
-  fs::remove_all(o.dir);
+  std::uint64_t prev = 0;  // the last op verified since the last reset
+  std::uint64_t verified_ops = 0, mid_migration = 0, total_acks = 0, migrations = 0, xa_commits = 0,
+                xa_rollbacks = 0, branches_found = 0, unmarked_found = 0;
+
+  void absorb(const ack& m) { bcrash::absorb(m, st); }
+  std::vector<std::string> child_args() const { return {"--hint", std::to_string(st.version)}; }
+  void reset() {
+    verified_ops += prev;
+    total_acks += st.acks;
+    migrations += st.migrations;
+    xa_commits += st.xa_commits;
+    xa_rollbacks += st.xa_rollbacks;
+    st = ack_state{};
+    prev = 0;
+  }
+  std::uint64_t progress() const { return prev; }
+  bool progressed(std::uint64_t before) const { return prev > before || st.pending != 0; }
 
   // Opens the store with the schema it has, checks it; a database mid-migration is checked to
   // be refused by both schemas as an announced migration (its data is checked after the resume).
-  auto verify = [&] {
+  check_result verify() {
     std::string why;
     const int v = open_version(o, st.version, &why);
     check_result r;
@@ -1191,130 +1037,48 @@ int driver_main(options o) {
     branches_found += r.listed;
     unmarked_found += r.unmarked;
     return r;
-  };
-  auto restart = [&] {
-    verified_ops += prev;
-    total_acks += st.acks;
-    migrations += st.migrations;
-    xa_commits += st.xa_commits;
-    xa_rollbacks += st.xa_rollbacks;
-    st = ack_state{};
-    prev = 0;
-  };
-
-  for (std::uint64_t kill = 1; kill <= o.kills; ++kill) {
-    if (o.reset_every != 0 && kill % o.reset_every == 0) {
-      fs::remove_all(o.dir);
-      restart();
-      ++resets;
-    }
-    const std::uint64_t before = prev;
-    const bool early = kill > 1 && rng() % 5 == 0;
-    const std::uint64_t delay_us = kill == 1 ? 30'000'000
-                                   : early   ? rng() % startup_us
-                                             : startup_us + rng() % (std::uint64_t{o.max_delay_ms} * 1000);
-    early_kills += early;
-    const std::uint64_t received_before = received;
-    bool first_seen = false;
-    const auto spawned = std::chrono::steady_clock::now();
-    child_process c = spawn_writer(o, rng(), 0, st.version);
-    const auto deadline = spawned + std::chrono::microseconds(delay_us);
-    bool alive = true;
-    while (alive) {
-      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) break;
-      if (left.count() < 1000) {
-        ::usleep(static_cast<useconds_t>(left.count()));
-        break;
-      }
-      alive = read_acks(c.ack_fd, static_cast<int>(std::min<std::int64_t>(left.count() / 1000, 50)), st, received);
-      if (received > received_before && !first_seen) {
-        first_seen = true;
-        const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - spawned);
-        startup_us = kill == 1 ? static_cast<std::uint64_t>(took.count()) + 1
-                               : (3 * startup_us + static_cast<std::uint64_t>(took.count())) / 4 + 1;
-        if (kill == 1) break;
-      }
-    }
-    if (!early && kill > 1 && received == received_before) startup_us += startup_us / 2;
-    ::kill(c.pid, SIGKILL);
-    const int status = reap(c.pid);
-    while (read_acks(c.ack_fd, 1000, st, received)) {
-    }
-    ::close(c.ack_fd);
-    if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
-      die("the writer ended by itself (status " + std::to_string(status) + ") before kill " + std::to_string(kill));
-    verify();
-    idle_streak = prev > before || st.pending != 0 ? 0 : idle_streak + 1;
-    if (idle_streak >= 50) die("50 kills in a row without a new op: the writer makes no progress");
   }
+};
+
+int driver_main(options o) {
+  kill_run run(o, "broker_crash");
+  driver_state d(o);
+  run.kill_writers(d);
 
   // The next writer makes progress: 50 ops, run to completion.
-  child_process c = spawn_writer(o, rng(), 50, st.version);
-  while (read_acks(c.ack_fd, 1000, st, received)) {
-  }
-  ::close(c.ack_fd);
-  const int status = reap(c.pid);
-  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) die("the final writer failed (status " + std::to_string(status) + ")");
-  const std::uint64_t before_final = prev;
-  const check_result r = verify();
+  run.run_final_writer(d, 50);
+  const std::uint64_t before_final = d.prev;
+  const check_result r = d.verify();
   if (!r.verified) die("the final writer left the database mid-migration");
   if (r.last_op < before_final + 50) die("the final writer's 50 ops end at op " + std::to_string(r.last_op));
-  if (r.last_op != st.acked_op) die("the log ends at " + std::to_string(r.last_op) + ", the last acknowledged op is " + std::to_string(st.acked_op));
-  restart();
+  if (r.last_op != d.st.acked_op)
+    die("the log ends at " + std::to_string(r.last_op) + ", the last acknowledged op is " + std::to_string(d.st.acked_op));
+  d.reset();
 
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf(
-      "broker_crash: backend=%s kills=%llu early_kills=%llu resets=%llu acknowledged_ops=%llu verified_ops=%llu "
-      "migrations=%llu checks_mid_migration=%llu xa_commits=%llu xa_rollbacks=%llu prepared_found=%llu "
-      "committed_unmarked_found=%llu messages_at_end=%zu startup_ms=%.1f seconds=%.1f\n",
-      o.backend.c_str(), static_cast<unsigned long long>(o.kills), static_cast<unsigned long long>(early_kills),
-      static_cast<unsigned long long>(resets), static_cast<unsigned long long>(total_acks),
-      static_cast<unsigned long long>(verified_ops), static_cast<unsigned long long>(migrations),
-      static_cast<unsigned long long>(mid_migration), static_cast<unsigned long long>(xa_commits),
-      static_cast<unsigned long long>(xa_rollbacks), static_cast<unsigned long long>(branches_found),
-      static_cast<unsigned long long>(unmarked_found), r.messages, static_cast<double>(startup_us) / 1000.0, seconds);
+  run.print_closing("acknowledged_ops=" + std::to_string(d.total_acks) + " verified_ops=" + std::to_string(d.verified_ops) +
+                    " migrations=" + std::to_string(d.migrations) + " checks_mid_migration=" + std::to_string(d.mid_migration) +
+                    " xa_commits=" + std::to_string(d.xa_commits) + " xa_rollbacks=" + std::to_string(d.xa_rollbacks) +
+                    " prepared_found=" + std::to_string(d.branches_found) +
+                    " committed_unmarked_found=" + std::to_string(d.unmarked_found) + " messages_at_end=" + std::to_string(r.messages));
   return 0;
 }
 
 options parse(int argc, char** argv, bool& child) {
   options o;
-  int i = 1;
-  child = argc > 1 && std::string_view(argv[1]) == "child";
-  if (child) ++i;
-  for (; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (i + 1 >= argc) die("missing value after " + std::string(a));
-    const std::string v = argv[++i];
-    if (a == "--backend") o.backend = v;
-    else if (a == "--dir") o.dir = v;
-    else if (a == "--kills") o.kills = std::stoull(v);
-    else if (a == "--seed") o.seed = std::stoull(v);
-    else if (a == "--reset-every") o.reset_every = std::stoull(v);
-    else if (a == "--max-delay-ms") o.max_delay_ms = static_cast<unsigned>(std::stoul(v));
-    else if (a == "--ack-fd") o.ack_fd = std::stoi(v);
-    else if (a == "--commits") o.commits = std::stoull(v);
-    else if (a == "--hint") o.hint = v == "2" ? 2 : 1;
-    else if (a == "--fault") o.fault = v;
-    else die("unknown argument " + std::string(a));
-  }
-  if (o.backend.empty() || o.dir.empty())
-    die("usage: broker_crash_harness --backend leveldb|lmdb|rocksdb|sqlite --dir <dir> [--kills N]");
+  o.kills = 60;
+  child = parse_options(argc, argv, o, [&](std::string_view a, const std::string& v) {
+    if (a != "--hint") return false;
+    o.hint = v == "2" ? 2 : 1;
+    return true;
+  });
   if (!o.fault.empty() && o.fault != "split" && o.fault != "orphan" && o.fault != "early-ack" &&
       o.fault != "prepare-early-ack" && o.fault != "migrate-early-ack")
     die("unknown --fault '" + o.fault + "' (split, orphan, early-ack, prepare-early-ack or migrate-early-ack)");
-  if (o.max_delay_ms == 0) o.max_delay_ms = 1;
   return o;
 }
 
 }  // namespace bcrash
 
 int main(int argc, char** argv) {
-  bool child = false;
-  const bcrash::options o = bcrash::parse(argc, argv, child);
-  try {
-    return child ? bcrash::child_main(o) : bcrash::driver_main(o);
-  } catch (const std::exception& e) {
-    bcrash::die(e.what());
-  }
+  return crash_driver::run_main(argc, argv, bcrash::parse, bcrash::child_main, bcrash::driver_main);
 }

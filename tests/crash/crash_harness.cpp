@@ -33,47 +33,26 @@
 // and grows during the run again: the writer starts with a 64 KiB map). Closing line:
 //   crash: backend=lmdb kills=200 acknowledged=12345 verified_commits=12400 map_growths=93 seconds=31.2
 // KEYSCHEMA_CRASH_KILLS in the environment overrides --kills. Exit status 0 when every check held.
-#include <keyschema/keyschema.hpp>
-#include <keyschema/leveldb.hpp>
-#include <keyschema/lmdb.hpp>
-#ifdef KEYSCHEMA_CRASH_WITH_SQLITE
-#include <keyschema/sqlite.hpp>
-#endif
-#if defined(KEYSCHEMA_CRASH_WITH_ROCKSDB)
-#include <keyschema/rocksdb.hpp>
-#endif
+#include "crash_driver.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <keyschema/keyschema.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <map>
-#include <optional>
 #include <random>
 #include <set>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
-extern char** environ;
+const char crash_driver::harness_name[] = "crash_harness";
 
 namespace crash {
 
-namespace ks = keyschema;
-namespace fs = std::filesystem;
+using namespace crash_driver;
 
 using record = ks::keyspace<"record", ks::bytes, ks::lit<"R">, ks::field<"queue", std::string>,
                             ks::field<"id", std::uint64_t>>;
@@ -92,19 +71,6 @@ const std::vector<std::string> queues = {"orders", "", std::string("a\0b", 3), "
 constexpr std::uint64_t ids_per_commit = 64;
 constexpr std::size_t queue_soft_limit = 300;  // past it, commits erase more than they insert
 
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "crash_harness: FAILED: %s\n", what.c_str());
-  std::fflush(stderr);
-  std::exit(1);
-}
-
-std::uint64_t mix(std::uint64_t x) {  // splitmix64
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 std::uint64_t queue_hash(const std::string& q) {
   std::uint64_t h = 1469598103934665603ull;
   for (const char c : q) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
@@ -113,82 +79,15 @@ std::uint64_t queue_hash(const std::string& q) {
 
 // The body of record (q, id): 16..2063 bytes, so the LMDB map has to grow.
 ks::bytes body_of(const std::string& q, std::uint64_t id) {
-  std::uint64_t s = mix(queue_hash(q) ^ mix(id));
-  std::string b(16 + s % 2048, '\0');
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    if (i % 8 == 0) s = mix(s);
-    b[i] = static_cast<char>(s >> (8 * (i % 8)));
-  }
-  return ks::bytes(std::move(b));
+  const std::uint64_t s = mix(queue_hash(q) ^ mix(id));
+  return ks::bytes(random_bytes(16 + s % 2048, s));
 }
 
-std::string pack_ids(const std::vector<std::uint64_t>& ids) {
-  std::string out;
-  for (const std::uint64_t id : ids)
-    for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(id >> (8 * i)));
-  return out;
-}
-
-std::vector<std::uint64_t> unpack_ids(std::string_view s) {
-  if (s.size() % 8 != 0) die("log entry with erased ids of " + std::to_string(s.size()) + " bytes");
-  std::vector<std::uint64_t> ids;
-  for (std::size_t i = 0; i < s.size(); i += 8) {
-    std::uint64_t v = 0;
-    for (std::size_t k = 0; k < 8; ++k) v = (v << 8) | static_cast<unsigned char>(s[i + k]);
-    ids.push_back(v);
-  }
-  return ids;
-}
-
-struct options {
-  std::string backend;
-  fs::path dir;
-  std::uint64_t kills = 200;
-  std::uint64_t seed = 0;
-  std::uint64_t reset_every = 40;
-  unsigned max_delay_ms = 40;
-  int ack_fd = -1;
-  std::uint64_t commits = 0;  // child: 0 = until killed
-  // A deliberately broken writer, to show the checker catches it (the crash.self_test.* tests):
-  // "split" commits a batch's records and index in one write and its counter and log in a
-  // second; "early-ack" acknowledges before committing. Both pause 2 ms inside the broken
-  // window so that kills land in it often.
-  std::string fault;
-};
-
-// The map size the LMDB writer starts with, so that it grows while the writer runs.
-constexpr std::size_t lmdb_start_map = std::size_t{64} << 10;
-
-template <class Fn>
-auto with_store(const options& o, Fn&& fn) {
-  if (o.backend == "leveldb") {
-    ks::leveldb_options lo;
-    lo.write_buffer_bytes = std::size_t{64} << 10;  // frequent log rotations and compactions
-    ks::store<crash_schema, ks::leveldb_backend> db(o.dir, lo);
-    return fn(db);
-  }
-  if (o.backend == "lmdb") {
-    ks::lmdb_options lo;
-    lo.map_size = lmdb_start_map;
-    ks::store<crash_schema, ks::lmdb_backend> db(o.dir, lo);
-    return fn(db);
-  }
-#ifdef KEYSCHEMA_CRASH_WITH_SQLITE
-  if (o.backend == "sqlite") {
-    ks::store<crash_schema, ks::sqlite_backend> db(o.dir);
-    return fn(db);
-  }
-#endif
-#if defined(KEYSCHEMA_CRASH_WITH_ROCKSDB)
-  if (o.backend == "rocksdb") {
-    ks::rocksdb_options ro;
-    ro.write_buffer_bytes = std::size_t{64} << 10;  // frequent log switches, flushes and compactions
-    ks::store<crash_schema, ks::rocksdb_backend> db(o.dir, ro);
-    return fn(db);
-  }
-#endif
-  die("unknown backend '" + o.backend + "' (leveldb, lmdb, rocksdb or sqlite)");
-}
+// The driver's options; --fault names a deliberately broken writer, to show the checker catches
+// it (the crash.self_test.* tests): "split" commits a batch's records and index in one write and
+// its counter and log in a second; "early-ack" acknowledges before committing. Both pause 2 ms
+// inside the broken window so that kills land in it often.
+using options = driver_options;
 
 template <class Store>
 std::size_t map_size_of(Store& db) {
@@ -207,8 +106,7 @@ struct ack {
 
 template <class Store>
 void send_ack(const options& o, std::uint64_t seq, Store& db) {
-  const ack a{seq, map_size_of(db)};
-  if (::write(o.ack_fd, &a, sizeof a) != static_cast<ssize_t>(sizeof a)) die("writing the acknowledgement");
+  crash_driver::send_ack(o.ack_fd, ack{seq, map_size_of(db)});
 }
 
 template <class Store>
@@ -241,7 +139,7 @@ void run_writer(Store& db, const options& o) {
       }
       const std::int64_t after = current + static_cast<std::int64_t>(inserted) - static_cast<std::int64_t>(erased.size());
       w.template put<counter>({q}, after);
-      w.template put<log_entry>({seq}, log_value{q, first, inserted, ks::bytes(pack_ids(erased)), after});
+      w.template put<log_entry>({seq}, log_value{q, first, inserted, ks::bytes(pack_u64s(erased)), after});
     };
     if (as_transaction) {
       auto tx = db.transaction();
@@ -277,7 +175,7 @@ void run_writer(Store& db, const options& o) {
 
 int child_main(const options& o) {
   try {
-    with_store(o, [&](auto& db) {
+    with_store<crash_schema>(o, [&](auto& db) {
       run_writer(db, o);
       return 0;
     });
@@ -316,7 +214,7 @@ check_result check_store(Store& db, model& m, std::uint64_t acked) {
     auto& ids = m.records[q];
     for (std::uint64_t k = 0; k < inserted; ++k)
       if (!ids.insert(first + k).second) die("commit " + std::to_string(seq) + " inserts an id twice");
-    for (const std::uint64_t id : unpack_ids(erased_raw.view()))
+    for (const std::uint64_t id : unpack_u64s(erased_raw.view(), "erased ids"))
       if (ids.erase(id) != 1) die("commit " + std::to_string(seq) + " erases a record that did not exist");
     if (static_cast<std::int64_t>(ids.size()) != after)
       die("commit " + std::to_string(seq) + " logged counter " + std::to_string(after) + " but the replay has " +
@@ -376,209 +274,69 @@ check_result check_store(Store& db, model& m, std::uint64_t acked) {
 
 // --- the driver ---------------------------------------------------------------------------------
 
-struct child_process {
-  pid_t pid = -1;
-  int ack_fd = -1;
-};
+// What the driver learnt from the acknowledgements and the checks (kill_run's harness state).
+struct driver_state {
+  using ack = crash::ack;
+  static constexpr const char* unit = "commit";
 
-child_process spawn_writer(const options& o, std::uint64_t seed, std::uint64_t commits) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) die(std::string("pipe2: ") + std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  // The child's copy of the write end, without O_CLOEXEC, as fd 3.
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 3);
-  std::vector<std::string> args = {"/proc/self/exe", "child",     "--backend", o.backend,         "--dir",
-                                   o.dir.string(),   "--ack-fd",  "3",         "--seed",          std::to_string(seed),
-                                   "--commits",      std::to_string(commits)};
-  if (!o.fault.empty()) {
-    args.push_back("--fault");
-    args.push_back(o.fault);
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) die(std::string("posix_spawn: ") + std::strerror(rc));
-  return {pid, fds[0]};
-}
+  explicit driver_state(const options& opts) : o(opts) {}
 
-struct ack_state {
+  const options& o;
   std::uint64_t acked = 0;  // highest acknowledged seq since the last reset
   std::uint64_t acks = 0;   // acknowledgements received in total
   std::size_t map_size = 0;
   std::uint64_t map_growths = 0;
+  model m;
+  std::uint64_t verified = 0;  // commits verified before the last reset
+
+  void absorb(const ack& a) {
+    if (a.seq <= acked) die("acknowledgements out of order");
+    acked = a.seq;
+    ++acks;
+    if (map_size != 0 && a.map_size > map_size) ++map_growths;
+    map_size = a.map_size;
+  }
+  std::vector<std::string> child_args() const { return {}; }
+  void reset() {
+    verified += m.seq;
+    m = model{};
+    acked = 0;
+    map_size = 0;
+  }
+  std::uint64_t progress() const { return m.seq; }
+  bool progressed(std::uint64_t before) const { return m.seq > before; }
+  check_result verify() {
+    return with_store<crash_schema>(o, [&](auto& db) { return check_store(db, m, acked); });
+  }
 };
 
-// Reads whatever acknowledgements are available (waiting at most timeout_ms for the first).
-// Returns false at end of file (the writer is gone).
-bool read_acks(int fd, int timeout_ms, ack_state& st) {
-  pollfd p{fd, POLLIN, 0};
-  const int r = ::poll(&p, 1, timeout_ms);
-  if (r <= 0) return true;
-  ack buf[256];
-  const ssize_t got = ::read(fd, buf, sizeof buf);
-  if (got == 0) return false;
-  if (got < 0) return errno == EINTR || errno == EAGAIN;
-  if (got % static_cast<ssize_t>(sizeof(ack)) != 0) die("torn acknowledgement on the pipe");
-  for (ssize_t i = 0; i < got / static_cast<ssize_t>(sizeof(ack)); ++i) {
-    if (buf[i].seq <= st.acked) die("acknowledgements out of order");
-    st.acked = buf[i].seq;
-    ++st.acks;
-    if (st.map_size != 0 && buf[i].map_size > st.map_size) ++st.map_growths;
-    st.map_size = buf[i].map_size;
-  }
-  return true;
-}
-
-int reap(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) die(std::string("waitpid: ") + std::strerror(errno));
-  return status;
-}
-
-void drain(child_process& c, ack_state& st) {
-  while (read_acks(c.ack_fd, 1000, st)) {
-  }
-  ::close(c.ack_fd);
-}
-
 int driver_main(options o) {
-  if (const char* k = std::getenv("KEYSCHEMA_CRASH_KILLS"); k != nullptr && *k != '\0') o.kills = std::stoull(k);
-  if (o.seed == 0) o.seed = std::random_device{}();
-  std::printf("crash: backend=%s kills=%llu seed=%llu dir=%s\n", o.backend.c_str(),
-              static_cast<unsigned long long>(o.kills), static_cast<unsigned long long>(o.seed), o.dir.c_str());
-  std::fflush(stdout);
-  const auto start = std::chrono::steady_clock::now();
-  std::mt19937_64 rng(o.seed);
-  ack_state st;
-  model m;
-  std::uint64_t verified = 0, early_kills = 0, idle_streak = 0, resets = 0;
-  std::uint64_t startup_us = 5000;  // running estimate of spawn-to-first-acknowledgement
-  bool first_ack_seen = false;
-  fs::remove_all(o.dir);
-
-  auto verify = [&] {
-    const check_result r = with_store(o, [&](auto& db) { return check_store(db, m, st.acked); });
-    return r;
-  };
-
-  for (std::uint64_t kill = 1; kill <= o.kills; ++kill) {
-    if (o.reset_every != 0 && kill % o.reset_every == 0) {
-      fs::remove_all(o.dir);
-      verified += m.seq;
-      m = model{};
-      st.acked = 0;
-      st.map_size = 0;
-      ++resets;
-    }
-    const std::uint64_t before = m.seq;
-    // The delays follow the writer's measured start-up time (spawn to first acknowledgement,
-    // several times longer under sanitizers or on a loaded machine): a fifth of the kills land
-    // within it (exec, open and recovery), the others up to max_delay_ms after it. The first
-    // kill waits for the first acknowledgement to measure it.
-    const bool early = kill > 1 && rng() % 5 == 0;
-    const std::uint64_t delay_us =
-        kill == 1 ? 30'000'000
-        : early   ? rng() % startup_us
-                  : startup_us + rng() % (std::uint64_t{o.max_delay_ms} * 1000);
-    early_kills += early;
-    const std::uint64_t acks_before = st.acks;
-    const auto spawned = std::chrono::steady_clock::now();
-    child_process c = spawn_writer(o, rng(), 0);
-    const auto deadline = spawned + std::chrono::microseconds(delay_us);
-    bool alive = true;
-    while (alive) {
-      const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) break;
-      if (left.count() < 1000) {
-        ::usleep(static_cast<useconds_t>(left.count()));
-        break;
-      }
-      alive = read_acks(c.ack_fd, static_cast<int>(std::min<std::int64_t>(left.count() / 1000, 50)), st);
-      if (st.acks > acks_before && !first_ack_seen) {
-        first_ack_seen = true;
-        const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - spawned);
-        // The first measurement replaces the initial guess; later ones are averaged in.
-        startup_us = kill == 1 ? static_cast<std::uint64_t>(took.count()) + 1
-                               : (3 * startup_us + static_cast<std::uint64_t>(took.count())) / 4 + 1;
-        if (kill == 1) break;
-      }
-    }
-    // A late kill that saw no acknowledgement came before the writer's first commit: start-up
-    // now takes longer than estimated (recovery grew, the machine got busier), and without this
-    // every later kill would land in it too and the writer would never commit again.
-    if (!early && kill > 1 && st.acks == acks_before) startup_us += startup_us / 2;
-    first_ack_seen = false;
-    ::kill(c.pid, SIGKILL);
-    const int status = reap(c.pid);
-    drain(c, st);
-    if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL))
-      die("the writer ended by itself (status " + std::to_string(status) + ") before kill " + std::to_string(kill));
-    verify();
-    idle_streak = m.seq > before ? 0 : idle_streak + 1;
-    if (idle_streak >= 50) die("50 kills in a row without a new commit: the writer makes no progress");
-  }
+  kill_run run(o, "crash");
+  driver_state st{o};
+  run.kill_writers(st);
 
   // The next writer makes progress: 50 commits, run to completion.
-  const std::uint64_t target = m.seq + 50;
-  child_process c = spawn_writer(o, rng(), 50);
-  drain(c, st);
-  const int status = reap(c.pid);
-  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) die("the final writer failed (status " + std::to_string(status) + ")");
+  const std::uint64_t target = st.m.seq + 50;
+  run.run_final_writer(st, 50);
   if (st.acked != target) die("the final writer acknowledged up to " + std::to_string(st.acked) + ", not " + std::to_string(target));
-  const check_result r = verify();
+  const check_result r = st.verify();
   if (r.last_seq != target) die("after the final writer the log ends at " + std::to_string(r.last_seq));
-  verified += m.seq;
+  st.verified += st.m.seq;
 
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf(
-      "crash: backend=%s kills=%llu early_kills=%llu resets=%llu acknowledged=%llu verified_commits=%llu "
-      "map_growths=%llu records_at_end=%zu startup_ms=%.1f seconds=%.1f\n",
-      o.backend.c_str(), static_cast<unsigned long long>(o.kills), static_cast<unsigned long long>(early_kills),
-      static_cast<unsigned long long>(resets), static_cast<unsigned long long>(st.acks),
-      static_cast<unsigned long long>(verified), static_cast<unsigned long long>(st.map_growths), r.records,
-      static_cast<double>(startup_us) / 1000.0, seconds);
+  run.print_closing("acknowledged=" + std::to_string(st.acks) + " verified_commits=" + std::to_string(st.verified) +
+                    " map_growths=" + std::to_string(st.map_growths) + " records_at_end=" + std::to_string(r.records));
   return 0;
 }
 
 options parse(int argc, char** argv, bool& child) {
   options o;
-  int i = 1;
-  child = argc > 1 && std::string_view(argv[1]) == "child";
-  if (child) ++i;
-  for (; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (i + 1 >= argc) die("missing value after " + std::string(a));
-    const std::string v = argv[++i];
-    if (a == "--backend") o.backend = v;
-    else if (a == "--dir") o.dir = v;
-    else if (a == "--kills") o.kills = std::stoull(v);
-    else if (a == "--seed") o.seed = std::stoull(v);
-    else if (a == "--reset-every") o.reset_every = std::stoull(v);
-    else if (a == "--max-delay-ms") o.max_delay_ms = static_cast<unsigned>(std::stoul(v));
-    else if (a == "--ack-fd") o.ack_fd = std::stoi(v);
-    else if (a == "--commits") o.commits = std::stoull(v);
-    else if (a == "--fault") o.fault = v;
-    else die("unknown argument " + std::string(a));
-  }
-  if (o.backend.empty() || o.dir.empty()) die("usage: crash_harness --backend leveldb|lmdb|rocksdb|sqlite --dir <dir> [--kills N]");
-  if (o.max_delay_ms == 0) o.max_delay_ms = 1;
+  o.kills = 200;
+  child = parse_options(argc, argv, o, [](std::string_view, const std::string&) { return false; });
   return o;
 }
 
 }  // namespace crash
 
 int main(int argc, char** argv) {
-  bool child = false;
-  const crash::options o = crash::parse(argc, argv, child);
-  try {
-    return child ? crash::child_main(o) : crash::driver_main(o);
-  } catch (const std::exception& e) {
-    crash::die(e.what());
-  }
+  return crash_driver::run_main(argc, argv, crash::parse, crash::child_main, crash::driver_main);
 }
