@@ -8,6 +8,12 @@
 // synced one that returned. Half of the crash points are aimed at the dangerous moment: right
 // after the first synced commit that follows a switch of log files.
 //
+// Deterministic cases cover the old logs syncing_env syncs at the next synced write instead of at
+// the switch: unsynced commits across 1, 2 and 5 log switches make no log sync, then one synced
+// commit and a power cut must keep them all (table creation is held back from the last switch
+// on, so the old log is certain to be still needed); a clean close keeps them too; and an old log
+// that cannot be synced fails the synced commit that needed it, and the next one.
+//
 // Crash points: 250 by default, 60 under AddressSanitizer; KEYSCHEMA_POWER_LOSS_CRASHES=<n> sets
 // another count (the long mode) and KEYSCHEMA_POWER_LOSS_SEED=<n> the random seed. The figures
 // are printed at the end. The commit stream and the check are power_loss_check.hpp, shared with
