@@ -65,6 +65,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -169,7 +170,8 @@ class syncing_env final : public ::leveldb::EnvWrapper {
       if (env_->superseded(generation_)) {
         if (dirty_) {
           env_->keep_error(base_->Flush());
-          env_->list_old_log(name_, std::move(base_));
+          // Out of memory for the list: sync now instead, as LevelDB would need.
+          if (!env_->list_old_log(name_, base_)) env_->keep_error(sync_data());
         }
       } else {
         env_->keep_error(sync_all());
@@ -243,9 +245,16 @@ class syncing_env final : public ::leveldb::EnvWrapper {
     return generation < generations_;
   }
 
-  void list_old_log(std::string name, std::unique_ptr<::leveldb::WritableFile> file) {
+  // Moves name and file onto the list; false (both left as they were) when memory runs out.
+  bool list_old_log(std::string& name, std::unique_ptr<::leveldb::WritableFile>& file) noexcept {
     const std::lock_guard<std::mutex> lock(mutex_);
-    old_logs_.push_back(old_log{std::move(name), std::move(file)});
+    try {
+      old_logs_.reserve(old_logs_.size() + 1);
+    } catch (const std::bad_alloc&) {
+      return false;
+    }
+    old_logs_.push_back(old_log{std::move(name), std::move(file)});  // cannot throw after reserve
+    return true;
   }
 
   // Syncs the listed old logs (oldest first) and the directories of new logs; returns the first
