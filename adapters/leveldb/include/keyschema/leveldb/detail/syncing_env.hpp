@@ -13,7 +13,9 @@
 //
 //   * a write-ahead log file ("<number>.log") that LevelDB deletes after a newer log was created
 //     (a switch: MakeRoomForWrite holds LevelDB's mutex) is not synced then: its file stays open
-//     and goes on a list of old logs, with its appends handed to the operating system;
+//     and goes on a list of old logs, with its appends handed to the operating system (LevelDB
+//     waits for the previous memtable's table before switching again, so the list holds one or
+//     two logs; when memory for the list runs out, the log is synced at the switch instead);
 //   * the next Sync() of any log file (a synced write; LevelDB's writer calls it holding none of
 //     its own locks, after appending its record) first syncs every listed old log, oldest first,
 //     then, on the real file system, fsyncs the directory of every log created since the last
@@ -28,16 +30,17 @@
 //   * the newest log, deleted when the database closes, syncs the listed old logs, the
 //     directory and itself, so every write is durable after a clean close;
 //   * on the real file system, renaming a file to CURRENT fsyncs the directory at once, so the
-//     switch to a new MANIFEST is durable before LevelDB deletes the old one (LevelDB does so when it opens a database).
-//     Another wrapped Env (an in-memory or fault-injecting one) has no directory to sync; it is
-//     trusted to keep what Sync() kept.
+//     switch to a new MANIFEST (made when LevelDB opens a database) is durable before LevelDB
+//     deletes the old one. Another wrapped Env (an in-memory or fault-injecting one) has no
+//     directory to sync; it is trusted to keep what Sync() kept.
 //
 // Together: when a synced write returns, every record appended to any log before it is on stable
 // storage, and so is every table and MANIFEST LevelDB itself synced before deleting logs. Writes
 // made with sync = false keep after a power loss at least every write up to the last synced
 // write that returned; of the writes after it, each one whole or not at all, but not necessarily
 // a prefix: the operating system writes the pages of the current and the old logs back in its
-// own order, so a later unsynced write may survive an earlier one. Writes with sync = false alone
+// own order, so a later unsynced write may survive an earlier one (at risk are the writes of the
+// current log and of the old log whose memtable is not yet in a table). Writes with sync = false alone
 // never wait for a disk flush here (LevelDB's own table, MANIFEST and directory syncs in its
 // background compaction remain).
 //
