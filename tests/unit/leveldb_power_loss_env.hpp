@@ -16,7 +16,16 @@
 //
 // Sync() records the synced size after flushing LevelDB's buffer to the operating system, without
 // an fsync: the model, not the real disk, decides what survives, and the test stays fast.
-// fail_log_sync makes Sync() of write-ahead log files ("<n>.log") fail (an I/O error) while set.
+// fail_log_sync makes Sync() of write-ahead log files ("<n>.log") fail (an I/O error) while set;
+// fail_syncs_of(name) makes every Sync() of that one file fail. log_syncs counts the Sync() calls
+// of log files that reached the env while the power was on, last_log_created() names the newest
+// log. hold_tables_from_next_log(): from the creation of the next log file on (a log switch, made
+// while the previous memtable is already in a table), creating a table file ("<n>.ldb") waits
+// until release_tables(), so the memtable of the log switched away from cannot be written to a
+// table and that log is certain not to be deleted meanwhile (LevelDB's background thread waits,
+// holding none of LevelDB's locks). REQUIRES: release_tables() before the database is destroyed
+// (its destructor waits for the background work), and no further log switch while held (LevelDB
+// waits for the previous memtable's table before switching again).
 // Not modelled: removals and renames are durable at once (LevelDB only renames a synced
 // temporary file onto CURRENT, and removes files whose contents are elsewhere and synced).
 //
@@ -28,12 +37,14 @@
 #include <leveldb/status.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -47,6 +58,31 @@ class power_loss_env : public leveldb::EnvWrapper {
   // Write-ahead log files created so far ("<n>.log"): a change means LevelDB switched logs.
   std::atomic<int> logs_created{0};
   std::atomic<bool> fail_log_sync{false};
+  std::atomic<int> log_syncs{0};
+
+  std::string last_log_created() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return last_log_;
+  }
+
+  void fail_syncs_of(const std::string& name) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    failing_.insert(name);
+  }
+
+  void hold_tables_from_next_log() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    hold_armed_ = true;
+  }
+
+  void release_tables() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      hold_armed_ = false;
+      holding_tables_ = false;
+    }
+    tables_released_.notify_all();
+  }
 
   void cut_power() { active_ = false; }
 
@@ -66,10 +102,20 @@ class power_loss_env : public leveldb::EnvWrapper {
   }
 
   leveldb::Status NewWritableFile(const std::string& name, leveldb::WritableFile** result) override {
+    if (is_table(name)) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      tables_released_.wait(lock, [this] { return !holding_tables_; });
+    }
     if (!active_) return off(name);
     leveldb::Status s = target()->NewWritableFile(name, result);
     if (!s.ok()) return s;
-    if (is_log(name)) ++logs_created;
+    if (is_log(name)) {
+      ++logs_created;
+      const std::lock_guard<std::mutex> lock(mutex_);
+      last_log_ = name;
+      if (hold_armed_) holding_tables_ = true;
+      hold_armed_ = false;
+    }
     track(name, 0, false);
     *result = new file(*result, this, name);
     return s;
@@ -130,7 +176,10 @@ class power_loss_env : public leveldb::EnvWrapper {
     leveldb::Status Flush() override { return env_->active_ ? base_->Flush() : leveldb::Status::OK(); }
     leveldb::Status Sync() override {
       if (!env_->active_) return leveldb::Status::OK();
-      if (log_ && env_->fail_log_sync) return leveldb::Status::IOError(name_, "injected sync failure");
+      if ((log_ && env_->fail_log_sync) || env_->failing(name_)) {
+        return leveldb::Status::IOError(name_, "injected sync failure");
+      }
+      if (log_) ++env_->log_syncs;
       leveldb::Status s = base_->Flush();
       if (s.ok()) env_->synced(name_);
       return s;
@@ -148,7 +197,17 @@ class power_loss_env : public leveldb::EnvWrapper {
     return name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0;
   }
 
+  static bool is_table(const std::string& name) {
+    return (name.size() > 4 && name.compare(name.size() - 4, 4, ".ldb") == 0) ||
+           (name.size() > 4 && name.compare(name.size() - 4, 4, ".sst") == 0);
+  }
+
   static leveldb::Status off(const std::string& name) { return leveldb::Status::IOError(name, "power is off"); }
+
+  bool failing(const std::string& name) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return failing_.count(name) != 0;
+  }
 
   void track(const std::string& name, std::uint64_t size, bool synced) {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -170,6 +229,11 @@ class power_loss_env : public leveldb::EnvWrapper {
   std::atomic<bool> active_{true};
   std::mutex mutex_;
   std::map<std::string, file_state> files_;
+  std::string last_log_;
+  std::set<std::string> failing_;
+  bool hold_armed_ = false;
+  bool holding_tables_ = false;
+  std::condition_variable tables_released_;
 };
 
 }  // namespace keyschema::testing

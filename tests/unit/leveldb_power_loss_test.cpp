@@ -8,6 +8,12 @@
 // synced one that returned. Half of the crash points are aimed at the dangerous moment: right
 // after the first synced commit that follows a switch of log files.
 //
+// Deterministic cases cover the old logs syncing_env syncs at the next synced write instead of at
+// the switch: unsynced commits across 1, 2 and 5 log switches make no log sync, then one synced
+// commit and a power cut must keep them all (table creation is held back from the last switch
+// on, so the old log is certain to be still needed); a clean close keeps them too; and an old log
+// that cannot be synced fails the synced commit that needed it, and the next one.
+//
 // Crash points: 250 by default, 60 under AddressSanitizer; KEYSCHEMA_POWER_LOSS_CRASHES=<n> sets
 // another count (the long mode) and KEYSCHEMA_POWER_LOSS_SEED=<n> the random seed. The figures
 // are printed at the end. The commit stream and the check are power_loss_check.hpp, shared with
@@ -68,28 +74,94 @@ TEST_CASE("leveldb_backend: closing the backend makes unsynced commits durable",
   CHECK(power_loss_present_prefix(db) == 10);
 }
 
-TEST_CASE("leveldb_backend: a log that cannot be synced at a log switch fails the next synced commit",
+namespace {
+
+// Commits unsynced from commit next on until LevelDB has created `switches` more log files; table
+// files are held from the last switch on, so the log switched away from last is certain to exist
+// (its memtable not yet in a table) when the caller's next commit runs. REQUIRES: switches >= 1;
+// the caller calls env.release_tables() before destroying db.
+void commit_unsynced_across_switches(leveldb_backend& db, power_loss_env& env, std::uint64_t& next, int switches) {
+  const int logs_before = env.logs_created;
+  while (env.logs_created - logs_before < switches - 1) {
+    REQUIRE(next < 100000);
+    commit(db, next++, false);
+  }
+  env.hold_tables_from_next_log();
+  while (env.logs_created - logs_before < switches) {
+    REQUIRE(next < 100000);
+    commit(db, next++, false);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("leveldb_backend: one synced commit after unsynced ones across log switches makes them all durable",
+          "[leveldb][power-loss]") {
+  for (const int switches : {1, 2, 5}) {
+    for (const bool synced_before : {false, true}) {
+      INFO(switches << " log switches, a synced commit before them: " << synced_before);
+      keyschema::testing::temp_dir dir("leveldb-power");
+      const auto path = dir.path() / "db";
+      power_loss_env env;
+      std::uint64_t next = 0;
+      {
+        leveldb_backend db(path, options_for(env));
+        if (synced_before) commit(db, next++, true);
+        const int syncs_before = env.log_syncs;
+        commit_unsynced_across_switches(db, env, next, switches);
+        CHECK(env.log_syncs == syncs_before);  // no write asked for a sync, none was made
+        commit(db, next++, true);              // syncs the old logs still needed, then its own
+        env.cut_power();
+        env.release_tables();
+      }
+      env.restore_power();
+      leveldb_backend db(path, options_for(env));
+      CHECK(power_loss_present_prefix(db) == next);
+    }
+  }
+}
+
+TEST_CASE("leveldb_backend: closing the backend makes unsynced commits across log switches durable",
+          "[leveldb][power-loss]") {
+  keyschema::testing::temp_dir dir("leveldb-power");
+  const auto path = dir.path() / "db";
+  power_loss_env env;
+  std::uint64_t next = 0;
+  {
+    leveldb_backend db(path, options_for(env));
+    commit_unsynced_across_switches(db, env, next, 3);
+    env.release_tables();
+  }  // a clean close
+  env.cut_power();
+  env.restore_power();
+  leveldb_backend db(path, options_for(env));
+  CHECK(power_loss_present_prefix(db) == next);
+}
+
+TEST_CASE("leveldb_backend: an old log that cannot be synced fails the synced commit that needs it",
           "[leveldb][power-loss]") {
   keyschema::testing::temp_dir dir("leveldb-power");
   const auto path = dir.path() / "db";
   power_loss_env env;
   leveldb_backend db(path, options_for(env));
-  commit(db, 0, true);
-  const int logs_before = env.logs_created;
-  env.fail_log_sync = true;  // the old log's sync at the switch fails
-  std::uint64_t i = 1;
-  while (env.logs_created == logs_before) {
-    REQUIRE(i < 10000);
-    commit(db, i++, false);
+  std::uint64_t next = 0;
+  commit(db, next++, true);
+  const std::string old_log = env.last_log_created();
+  commit_unsynced_across_switches(db, env, next, 1);
+  REQUIRE(env.last_log_created() != old_log);
+  env.fail_syncs_of(old_log);  // the new log could be synced, but the prefix cannot be promised
+  for (int attempt = 0; attempt < 2; ++attempt) {  // nor by any later synced commit
+    INFO("synced commit " << attempt << " after the failure");
+    try {
+      commit(db, next, true);
+      FAIL("a synced commit returned though an earlier log could not be synced");
+    } catch (const keyschema::backend_error& e) {
+      CHECK(e.native_call() == "leveldb::DB::Write");
+      CHECK(std::string_view(e.what()).find("injected sync failure") != std::string_view::npos);
+      CHECK(std::string_view(e.what()).find(old_log) != std::string_view::npos);
+    }
   }
-  env.fail_log_sync = false;  // the new log could be synced, but the prefix cannot be promised
-  try {
-    commit(db, i, true);
-    FAIL("a synced commit returned though an earlier log was never synced");
-  } catch (const keyschema::backend_error& e) {
-    CHECK(e.native_call() == "leveldb::DB::Write");
-    CHECK(std::string_view(e.what()).find("injected sync failure") != std::string_view::npos);
-  }
+  env.release_tables();
 }
 
 }  // namespace leveldb_power_loss_test

@@ -172,8 +172,8 @@ class leveldb_backend {
   leveldb_backend(const leveldb_backend&) = delete;
   leveldb_backend& operator=(const leveldb_backend&) = delete;
 
-  // Closes the database: waits for a running background compaction, syncs the write-ahead log
-  // (so writes made with sync = false become durable too), then releases the files, the LOCK,
+  // Closes the database: waits for a running background compaction, syncs the write-ahead logs
+  // still needed (so writes made with sync = false become durable too), then releases the files, the LOCK,
   // the block cache and the filter policy. A failure of that last sync cannot be reported: use
   // an empty write_batch with sync = true before closing to see it.
   // REQUIRES: every snapshot and cursor of this backend has been destroyed.
@@ -197,9 +197,11 @@ class leveldb_backend {
   // Applies batch atomically (one leveldb::WriteBatch): a reader sees all of it or none of it,
   // and after a crash either all or none of it is recovered. Later operations on the same key
   // win. With opts.sync the write-ahead log is fsync'ed before write() returns, and every write
-  // before it is on stable storage too (earlier log files were synced when LevelDB switched
-  // away from them); an empty batch with opts.sync only forces earlier unsynced writes to stable
-  // storage, and an empty batch without it does nothing.
+  // before it is on stable storage too (earlier log files LevelDB switched away from and still
+  // needs are synced first, by this write); an empty batch with opts.sync only forces earlier
+  // unsynced writes to stable storage, and an empty batch without it does nothing. Without
+  // opts.sync nothing waits for the disk; what such writes keep after a power loss is described
+  // in docs/backends/leveldb.md ("Durability").
   // May be called concurrently (LevelDB queues writers and may commit them as one group).
   // Errors (nothing of batch was applied in each case):
   //   limit_error: an operation's key plus value is larger than limits().max_entry_bytes
@@ -207,8 +209,8 @@ class leveldb_backend {
   //     Remedy: split the value, or raise max_entry_bytes up to leveldb_max_entry_bytes.
   //   backend_error, native_call "leveldb::DB::Write", native_code 5 (IO error): the write-ahead
   //     log could not be written or synced (disk full: what() says "disk full (N bytes free on
-  //     the file system of <path>)"; I/O error; also when an earlier log file
-  //     could not be synced as LevelDB switched to a new one). After a failed sync, or a failed
+  //     the file system of <path>)"; I/O error; on a synced write also when an earlier log file
+  //     it had to sync first could not be synced). After a failed sync, or a failed
   //     background compaction, LevelDB refuses every further write with the same error.
   //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
   //     intact part of the log).

@@ -112,10 +112,11 @@ class etcd_write_transaction {
   // merged run of erased keys counting one) and its compares (the keys and ranges read).
   // commit() refuses a batch above the limit before sending it. REQUIRES: is_open().
   // Errors: limit_error for an empty key or an operation over the entry limits (as commit);
-  // std::bad_alloc.
-  std::size_t operation_count(const write_batch& batch) const {
+  // std::bad_alloc. guards: the conditions a guarded commit (commit(batch, opts, guards)) adds,
+  // each one more compare.
+  std::size_t operation_count(const write_batch& batch, std::size_t guards = 0) const {
     require_open();
-    return etcd_detail::txn_operation_count(*c_, batch, reads_.get(), "keyschema::etcd_write_transaction");
+    return etcd_detail::txn_operation_count(*c_, batch, reads_.get(), "keyschema::etcd_write_transaction", guards);
   }
 
   // Commits batch as one etcd Txn with the compares of everything read (see the header comment),

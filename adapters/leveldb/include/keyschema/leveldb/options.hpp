@@ -81,8 +81,9 @@ struct leveldb_options {
   // The LevelDB environment (files, locks, background threads). nullptr: leveldb::Env::Default().
   // Not owned. REQUIRES: a non-null env outlives the backend.
   // The backend always wraps it in its own syncing Env (keyschema/leveldb/detail/syncing_env.hpp),
-  // which syncs a write-ahead log file's pending appends before LevelDB closes it; that is what
-  // makes a synced write cover every write before it. Directory fsyncs are only made on the real
+  // which makes a synced write sync the earlier write-ahead logs LevelDB switched away from and
+  // still needs, before its own; that is what makes a synced write cover every write before it
+  // (writes without sync sync nothing). Directory fsyncs are only made on the real
   // file system (env nullptr or leveldb::Env::Default()). And in one that counts table file
   // reads (keyschema/leveldb/detail/read_counting_env.hpp), which tells cursors when to check
   // LevelDB's iterator status.

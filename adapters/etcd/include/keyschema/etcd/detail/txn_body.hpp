@@ -196,12 +196,13 @@ inline txn_plan plan_txn(const client& c, const backend_limits& lim, const write
   return plan;
 }
 
-// The number of operations etcd counts against --max-txn-ops for batch with reads: the larger of
-// the Txn's operations and its compares. Errors: as plan_txn.
+// The number of operations etcd counts against --max-txn-ops for batch with reads and `guards`
+// more compares (a guarded commit's: backend_with_write_guards): the larger of the Txn's
+// operations and its compares. Errors: as plan_txn.
 inline std::size_t txn_operation_count(const client& c, const write_batch& batch, const read_set* reads,
-                                       const std::string& context) {
+                                       const std::string& context, std::size_t guards = 0) {
   const txn_plan plan = plan_txn(c, limits_of(c.options()), batch, reads, context);
-  return std::max(plan.operations(), plan.compares);
+  return std::max(plan.operations(), plan.compares + guards);
 }
 
 // The Txn body for batch (and the compares and erase runs of reads, when not null, and the
