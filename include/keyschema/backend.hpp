@@ -162,7 +162,9 @@ concept backend_with_write_transaction =
 // ct.erase_cursor(r) (a cursor like ct.cursor(r)) and erases, in the batch it commits, the keys it
 // finds; the engine may commit a run of keys that cursor went over, all erased by the batch, as
 // one range operation. ct.operation_count(wb) is what t.commit(wb) counts against
-// backend_limits::max_ops_per_write (the store checks it before commit).
+// backend_limits::max_ops_per_write (the store checks it before commit); on a
+// backend_with_write_guards, ct.operation_count(wb, n) is what a commit guarded by n conditions
+// counts (each condition one more compare).
 // Errors: erase_cursor: as cursor; operation_count: limit_error for an operation over the entry
 // limits. REQUIRES: is_open().
 template <class B>

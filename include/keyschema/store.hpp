@@ -538,7 +538,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     write_batch& b = lease.get();
     detail::overlay_to_batch(pending_, b);
     // A limit: nothing written, the transaction stays open.
-    if constexpr (backend_with_transaction_range_erase<Backend>) store_->check_batch(b, state_->operation_count(b));
+    if constexpr (backend_with_transaction_range_erase<Backend>) store_->check_batch(b, guarded_operation_count(b));
     else store_->check_batch(b);
     if constexpr (native_) {
       bool guards_held = true;
@@ -599,9 +599,20 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       detail::commit_batch_lease lease;
       write_batch& b = lease.get();
       detail::overlay_to_batch(pending_, b);
-      return state_->operation_count(b);
+      return guarded_operation_count(b);
     } else {
       return pending_.size();
+    }
+  }
+  // What committing b counts against max_ops_per_write on a backend_with_transaction_range_erase,
+  // with the store's schema guards (each one more compare) on a backend_with_write_guards.
+  std::size_t guarded_operation_count(const write_batch& b) const
+    requires backend_with_transaction_range_erase<Backend>
+  {
+    if constexpr (backend_with_write_guards<Backend>) {
+      return state_->operation_count(b, store_->schema_guards().size());
+    } else {
+      return state_->operation_count(b);
     }
   }
 
