@@ -111,14 +111,6 @@ struct value_traits {
     else
       out = decode(in);
   }
-  // Decodes a whole stored value held in a string the caller gives away: std::string and bytes
-  // take its storage over (no copy); any other value decodes from it. Throws as decode().
-  static T decode_owned(std::string&& in) {
-    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, bytes>)
-      return T(std::move(in));
-    else
-      return decode(in);
-  }
 
   // The value codec's identity, e.g. "raw", "packed<u64>", "packed<i64,string>".
   static constexpr std::string_view name() {

@@ -46,9 +46,6 @@ inline std::uint64_t special_byte_mask(const char* p) noexcept {
   return ((w - 0x0101010101010101ull) | w) & 0x8080808080808080ull;
 }
 
-// True when the 8 bytes at p are all in 0x01..0x7f (ASCII without NUL).
-inline bool ascii_nonzero_word(const char* p) noexcept { return special_byte_mask(p) == 0; }
-
 // special_byte_mask for the 4 bytes at p.
 inline std::uint32_t special_byte_mask32(const char* p) noexcept {
   std::uint32_t w;

@@ -32,9 +32,6 @@ inline std::string describe(sqlite3* db, int rc, const std::string& context) {
   return msg;
 }
 
-// True for SQLite's "another connection holds the lock" results.
-inline bool is_busy(int rc) noexcept { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
-
 // detail::disk_full for the directory of db's main file and err; nullopt when db or its file
 // name is not known, or the disk is not the cause.
 inline std::optional<std::string> disk_full_of(sqlite3* db, int err) {
