@@ -55,6 +55,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -247,6 +248,10 @@ class leveldb_backend {
     wo.sync = opts.sync;
     const ::leveldb::Status st = s_->db->Write(wo, &wb);
     if (!st.ok()) {
+      {
+        const std::lock_guard<std::mutex> lk(s_->failure_mu);
+        if (s_->first_failure.empty()) s_->first_failure = st.ToString();
+      }
       s_->write_failed.store(true, std::memory_order_release);
       leveldb_detail::throw_leveldb_error(st,
                                   "keyschema::leveldb_backend: writing " + std::to_string(batch.size()) +
@@ -366,12 +371,19 @@ class leveldb_backend {
     // A write failed: the log may end in a torn record, after which LevelDB's recovery would
     // drop every later write without an error, so write() refuses from then on.
     std::atomic<bool> write_failed{false};
+    std::mutex failure_mu;      // guards first_failure
+    std::string first_failure;  // LevelDB's status of the write that failed first
   };
 
   [[noreturn, gnu::cold]] void refuse_write_after_failure(std::size_t ops) const {
     std::string what = "keyschema::leveldb_backend: writing " + std::to_string(ops) + " operations to '" + s_->path +
-                       "' refused, nothing was applied: an earlier write to it failed, and LevelDB's log may end in "
-                       "a torn record after which a reopen would drop every later write without an error";
+                       "' refused, nothing was applied: an earlier write to it failed";
+    {
+      const std::lock_guard<std::mutex> lk(s_->failure_mu);
+      if (!s_->first_failure.empty()) what += " (" + s_->first_failure + ")";
+    }
+    what += ", and LevelDB's log may end in a torn record after which a reopen would drop every later write without "
+            "an error";
     if (const std::optional<std::string> full = detail::disk_full(s_->path, EIO)) what += "; " + *full;
     throw backend_error(what + "; destroy the backend and reopen the database", "leveldb::DB::Write",
                         leveldb_detail::leveldb_io_error);
