@@ -200,7 +200,7 @@ using write_guards = std::span<const write_guard>;
 // point SELECT per key inside BEGIN IMMEDIATE; etcd: a compare per key in the Txn, no extra round
 // trip). A backend may skip the reads when it can tell that nothing was committed since its last
 // guarded write with the same conditions, which wrote none of their keys (LMDB: the write
-// transaction's id is the next one; SQLite reads them at every guarded write).
+// transaction's id is the next one; SQLite: the file's data version is unchanged).
 template <class B>
 concept backend_with_write_guards =
     backend_with_write_transaction<B> &&

@@ -26,9 +26,9 @@
 //                    SQLite's write lock serializes it against writers of every process, so
 //                    keyschema::store's transactions are serializable across processes.
 //   - write(b, o, guards), commit(b, o, guards)  backend_with_write_guards: a point SELECT of
-//                    each guarded key inside the BEGIN IMMEDIATE transaction, before the batch,
-//                    at every guarded write (no shortcut on the file's data version: a writer of
-//                    another process was seen to write past a migration's first batch with it).
+//                    each guarded key inside the BEGIN IMMEDIATE transaction, before the batch
+//                    (none when the conditions are those of the last guarded commit and the
+//                    file's data version, SQLITE_FCNTL_DATA_VERSION, has not changed since).
 // Durability: a commit is durable by default (PRAGMA synchronous = FULL: the -wal file is
 // fsync'ed before COMMIT returns). write_options{.sync = false} runs that one commit with
 // synchronous = NORMAL: it is not synced (a later synced commit or checkpoint syncs it). A crash
@@ -155,6 +155,7 @@ class sqlite_backend {
       }
       (void)opts;
       apply_and_commit(batch);
+      s_->remember_guards(guards, batch);  // still under the writer mutex
       lock_.unlock();
       return true;
     }
@@ -378,6 +379,7 @@ class sqlite_backend {
       s_->writer->rollback_quietly();
       throw;
     }
+    s_->remember_guards(guards, batch);
     if (opts.sync) s_->unsynced = false;
     else s_->unsynced = true;
     return true;
@@ -460,6 +462,17 @@ class sqlite_backend {
     bool unsynced = false;   // a commit since the last sync of the -wal file; under write_mu
     std::string guard_where;  // the context of guards_hold's errors, made on first use; under write_mu
     std::string guard_value;  // guards_hold's buffer, kept between writes; under write_mu
+    // The conditions of the last guarded commit and the data version it left (remember_guards);
+    // guards_same: guards_hold found the conditions it was given equal to them. Under write_mu.
+    struct remembered_guard {
+      std::string key;
+      std::string value;
+      bool exists = true;
+    };
+    std::vector<remembered_guard> guards;
+    unsigned guards_version = 0;
+    bool guards_known = false;
+    bool guards_same = false;
     std::unique_ptr<sqlite_detail::connection> writer;
     std::optional<sqlite_detail::reader_pool> readers;
 
@@ -493,19 +506,52 @@ class sqlite_backend {
     }
 
     // Whether every condition of g holds, read inside the open write transaction: one point
-    // SELECT per condition (none when g is empty). Errors: as connection::lookup.
+    // SELECT per condition, or none when g is empty, or when g are the conditions of this
+    // backend's last guarded commit and the database has not changed since (the pager's data
+    // version, SQLITE_FCNTL_DATA_VERSION, which every commit of any connection or process
+    // changes). Errors: as connection::lookup.
     bool guards_hold(write_guards g) {
+      guards_same = false;
       if (g.empty()) return true;
-      // No shortcut on SQLITE_FCNTL_DATA_VERSION for conditions already checked: with it, a
-      // process open with the old schema went on writing after another process's ks::migrate had
-      // committed its first batch (once in a CI run, sqlite_multiprocess_test), so every guarded
-      // write reads its conditions.
+      guards_same = guards.size() == g.size();
+      for (std::size_t i = 0; i < g.size() && guards_same; ++i) {
+        guards_same = guards[i].exists == g[i].exists && guards[i].key == g[i].key && guards[i].value == g[i].value;
+      }
+      if (guards_same && guards_known && data_version() == guards_version) return true;
       if (guard_where.empty()) guard_where = "keyschema::sqlite_backend: reading a guarded key of " + path;
       for (const write_guard& c : g) {
         const bool found = writer->lookup(c.key, guard_value, guard_where);
         if (found != c.exists || (found && guard_value != c.value)) return false;
       }
       return true;
+    }
+
+    // After a commit of batch whose conditions g held (checked by guards_hold just before):
+    // remembers them with the data version the commit left, or forgets them when batch wrote one
+    // of their keys.
+    void remember_guards(write_guards g, const write_batch& batch) {
+      if (g.empty()) return;  // an unguarded commit changes the data version anyway
+      for (const write_batch::op o : batch) {
+        for (const write_guard& c : g) {
+          if (o.key == c.key) {
+            guards_known = false;
+            return;
+          }
+        }
+      }
+      if (!guards_same) {
+        guards.resize(g.size());
+        for (std::size_t i = 0; i < g.size(); ++i) guards[i] = {std::string(g[i].key), std::string(g[i].value), g[i].exists};
+      }
+      guards_version = data_version();
+      guards_known = guards_version != 0;
+    }
+
+    // The data version of the writer's database file (0 when SQLite cannot say).
+    unsigned data_version() const noexcept {
+      unsigned v = 0;
+      if (::sqlite3_file_control(writer->db(), "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK) return 0;
+      return v;
     }
 
     // The batch's operations inside the open write transaction.
