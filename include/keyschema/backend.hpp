@@ -5,14 +5,15 @@
 // contract is deliberately small so that LevelDB, LMDB, RocksDB, SQLite or a replicated engine
 // can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
 // `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction`,
-// `backend_with_transaction_range_erase`, `backend_with_write_guards` and
-// `backend_with_compact_range`,
+// `backend_with_transaction_range_erase`, `backend_with_write_guards`,
+// `backend_with_concurrent_writes` and `backend_with_compact_range`,
 // each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
 // archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
 // Thread-safety required of a backend: get, snapshot, limits and cursor may be called
 // concurrently from any number of threads, also while one thread is inside write().
-// keyschema::store calls write() from one thread at a time (it serializes writers itself). A
+// keyschema::store calls write() from one thread at a time (it serializes writers itself), except
+// on a backend_with_concurrent_writes, which it calls from several threads at once. A
 // single cursor or snapshot object is not shared between threads without external
 // synchronization.
 #pragma once
@@ -229,6 +230,17 @@ concept backend_with_write_guards =
 template <class B>
 concept backend_with_erase_range = backend<B> && requires(B& b, const key_range& r, const write_options& wo) {
   b.erase_range(r, wo);
+};
+
+// Optional: a backend whose writes may be in flight from several threads at once, each applied
+// atomically on its own, with write transactions that detect conflicts themselves (optimistic:
+// a commit fails with conflict_error when what it read changed). A remote engine (etcd), where a
+// write is mostly a network round trip: keyschema::store then keeps up to
+// concurrent_writes() commit groups in flight at once instead of one (see store.hpp). Returns at
+// least 1.
+template <class B>
+concept backend_with_concurrent_writes = backend_with_write_transaction<B> && requires(const B& cb) {
+  { cb.concurrent_writes() } -> std::convertible_to<std::size_t>;
 };
 
 // Optional: a backend that can compact a key range on demand (LevelDB's and RocksDB's

@@ -29,7 +29,10 @@
 // the first of them, in one atomic engine write with one sync (durable if any of them asked for
 // sync), each getting its own result (a write that fails, an add that overflows, fails alone: its
 // neighbours are committed). Each write is still atomic on its own, and its adds, counts and
-// index entries are resolved against the state the writes queued before it leave. Transactions
+// index entries are resolved against the state the writes queued before it leave. On a
+// backend_with_concurrent_writes (etcd, where a commit is a network round trip) several groups of
+// plain writes (no add, count or index to resolve) may be in flight at once, up to the backend's
+// concurrent_writes(), once the writes waiting fill more than one group. Transactions
 // and range erases take the store's writer lock, which a group's commit also holds: a transaction
 // holds it from transaction() until commit(), rollback() or its destruction, so no write commits
 // between its reads and its commit, and a read-modify-write inside it cannot lose an update. On a backend whose engine
@@ -68,6 +71,7 @@
 #include <keyschema/detail/store/erase_across.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
 #include <keyschema/detail/store/store_access.hpp>
+#include <keyschema/detail/store/writer_mutex.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
 #include <keyschema/detail/store/live_handles.hpp>
 #include <keyschema/detail/store/schema_check.hpp>
@@ -725,7 +729,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
   friend class store<Schema, Backend>;
   // Lock order: the store's writer lock (held by `lock`), then the engine's (begin_write()).
-  store_transaction(store<Schema, Backend>* s, std::unique_lock<std::mutex> lock)
+  store_transaction(store<Schema, Backend>* s, std::unique_lock<detail::writer_mutex_for<Backend>> lock)
       : store_(s), lock_(std::move(lock)), state_(begin(s->backend_)), handle_(&s->live_, detail::live_kind::transaction) {}
 
   static state_type begin(Backend& b) {
@@ -749,7 +753,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
   }
 
   store<Schema, Backend>* store_;
-  std::unique_lock<std::mutex> lock_;
+  std::unique_lock<detail::writer_mutex_for<Backend>> lock_;
   std::optional<state_type> state_;  // engaged while the transaction is open
   detail::pending_map pending_;
   detail::pending_deltas deltas_;  // keys of pending_ that hold base + delta (see note_delta)
@@ -1093,8 +1097,29 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // a transaction (which holds it while open) must see no commit between its reads and its own
   // commit, and the queue's order must be the order writes reach the engine. Other writers are
   // not blocked by it: they queue, and the next group takes them.
+  // On a backend_with_concurrent_writes (etcd) a group of plain writes (nothing to resolve: no
+  // adds, counts or indexes) holds the writer lock shared instead, so that several such groups
+  // are in flight at once (up to concurrent_writes()): they read nothing, so they cannot make each
+  // other wrong, and a transaction or a group that resolves, holding it exclusively, still sees
+  // no commit of this process between its reads and its commit (writer_mutex.hpp).
   void commit_group(std::span<detail::queued_write* const> g) {
-    std::unique_lock<std::mutex> lk(writer_mu_);
+    if constexpr (backend_with_concurrent_writes<Backend>) {
+      bool plain = true;
+      for (const detail::queued_write* q : g)
+        plain = plain && q->adds == nullptr && !detail::derived_writes<Schema>::needs(*q->ops);
+      if (plain) {
+        detail::shared_hold<writer_mutex_type> hold(writer_mu_);
+        commit_group_locked(g);
+        return;
+      }
+    }
+    std::unique_lock<writer_mutex_type> lk(writer_mu_);
+    commit_group_locked(g);
+  }
+
+  // REQUIRES: the writer lock is held (shared: only for a group of plain writes on a
+  // backend_with_concurrent_writes).
+  void commit_group_locked(std::span<detail::queued_write* const> g) {
     if (g.size() > 1) {
       try {
         commit_merged(g);
@@ -1128,7 +1153,9 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       opts.sync = opts.sync || q->opts.sync;
       simple = simple && q->adds == nullptr && !derived::needs(*q->ops);
     }
-    write_batch& out = group_batch_;
+    // The calling thread's: groups of plain writes may be committed by several threads at once.
+    static thread_local write_batch group_batch;
+    write_batch& out = group_batch;
     out.clear();
     if (simple) {
       for (const detail::queued_write* q : g) out.append(*q->ops);
@@ -1301,17 +1328,21 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
           "deadlock; write through the transaction, or commit or roll it back first");
     }
   }
-  std::unique_lock<std::mutex> lock_writer() {
+  using writer_mutex_type = detail::writer_mutex_for<Backend>;
+  std::unique_lock<writer_mutex_type> lock_writer() {
     check_not_in_transaction();
-    return std::unique_lock<std::mutex>(writer_mu_);
+    return std::unique_lock<writer_mutex_type>(writer_mu_);
   }
 
   // How large a commit group may grow (commit_queue.hpp): within the backend's limits per write,
-  // and at most 1 MiB of keys and values beyond its leader's write, as LevelDB's own groups.
-  static detail::group_limits make_group_limits(const backend_limits& l) {
+  // and at most 1 MiB of keys and values beyond its leader's write, as LevelDB's own groups; and
+  // how many groups may be in flight at once: one, or the backend's concurrent_writes().
+  static detail::group_limits make_group_limits(const Backend& b) {
+    const backend_limits l = b.limits();
     detail::group_limits g;
     g.max_ops = l.max_ops_per_write;
     g.max_bytes = std::min(l.max_bytes_per_write, g.max_bytes);
+    if constexpr (backend_with_concurrent_writes<Backend>) g.max_in_flight = std::max<std::size_t>(1, b.concurrent_writes());
     return g;
   }
 
@@ -1365,11 +1396,10 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   Backend backend_;
   std::string schema_record_;  // what schema_guards() requires (backend_with_write_guards only)
   detail::live_count live_;  // what is alive of what was made from this store (see ~store)
-  std::mutex writer_mu_;
+  writer_mutex_type writer_mu_;
   std::atomic<std::thread::id> writer_{};  // the thread holding an open transaction, if any
   detail::commit_queue queue_;
-  detail::group_limits group_limits_ = make_group_limits(backend_.limits());
-  write_batch group_batch_;  // a group's merged write; used by the leader, under writer_mu_
+  detail::group_limits group_limits_ = make_group_limits(backend_);
 };
 
 KEYSCHEMA_END_NAMESPACE

@@ -251,4 +251,18 @@ struct with_guarded_erase_range : with_unguarded_erase_range {
 static_assert(ks::backend_with_write_guards<with_guarded_erase_range>);
 static_assert(sizeof(ks::store<ks_schema, with_guarded_erase_range>) > 0);
 
+// backend_with_concurrent_writes: write transactions plus concurrent_writes(), how many commit
+// groups the store keeps in flight at once (etcd).
+struct with_concurrent_writes : with_write_guards {
+  std::size_t concurrent_writes() const;
+};
+static_assert(ks::backend_with_concurrent_writes<with_concurrent_writes>);
+static_assert(sizeof(ks::store<ks_schema, with_concurrent_writes>) > 0);
+// Without write transactions (no conflict detection) it is not the capability.
+struct concurrent_without_transactions : backend<lacks::nothing> {
+  std::size_t concurrent_writes() const;
+};
+static_assert(!ks::backend_with_concurrent_writes<concurrent_without_transactions>);
+static_assert(!ks::backend_with_concurrent_writes<with_write_guards>);
+
 }  // namespace counter

@@ -2,8 +2,9 @@
 // etcd's default limits: batches beyond --max-txn-ops / --max-request-bytes are refused whole,
 // a compacted snapshot says so, an endpoint that never answers is a deadline error, a member
 // SIGKILLed during a stream of batched writes loses no acknowledged write and rejoins, a hung
-// (SIGSTOPped) member delays the next read and write by about one attempt timeout, and a store open
-// with an old schema is refused once another client migrates (backend_with_write_guards).
+// (SIGSTOPped) member delays the next read and write by about one attempt timeout, a store open
+// with an old schema is refused once another client migrates (backend_with_write_guards), and many
+// writers on one store (several groups in flight) lose nothing and keep counts exact.
 //
 // The program starts its own cluster (etcd_cluster.hpp) on first use, so that killing a member
 // disturbs no other test, and stops it at exit. Each test case works under a key prefix of its own.
@@ -18,11 +19,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -667,4 +671,81 @@ TEST_CASE("etcd: a ks::migrate whose progress another client's migration advance
   CHECK(n == 20);
   std::string progress;
   CHECK_FALSE(db.backend().get(ks::migration_key, progress, nullptr));
+}
+
+// Issue 31 item 4: several commit groups in flight on one store. 64 writers each commit messages
+// of two puts (so the queue fills more than one Txn of 128 operations and groups go out together)
+// and, in another run, messages with a declared count (groups that resolve: one at a time), while
+// a transaction loop reads and rewrites a sequence. Every acknowledged write must be there, the
+// count must equal the records, and no transaction may see a commit of this process between its
+// reads and its commit.
+namespace etcd_in_flight {
+namespace ks = keyschema;
+using message = ks::keyspace<"message", std::string, ks::lit<"MSG">, ks::field<"writer", std::uint32_t>,
+                             ks::field<"id", std::uint32_t>>;
+using body = ks::keyspace<"body", std::string, ks::lit<"BODY">, ks::field<"writer", std::uint32_t>,
+                          ks::field<"id", std::uint32_t>>;
+using counted = ks::keyspace<"counted", std::string, ks::lit<"CNT">, ks::field<"writer", std::uint32_t>,
+                             ks::field<"id", std::uint32_t>>;
+using counted_total = ks::keyspace<"counted_total", ks::count_of<counted, 0>, ks::lit<"TOTAL">>;
+using sequence = ks::keyspace<"sequence", std::int64_t, ks::lit<"SEQ">>;
+using schema = ks::schema<message, body, counted, counted_total, sequence>;
+}  // namespace etcd_in_flight
+
+TEST_CASE("etcd store: many writers on one store, several groups in flight, lose nothing and leave counts exact",
+          "[etcd][concurrency]") {
+  namespace ks = keyschema;
+  using namespace etcd_in_flight;
+  ks::etcd_options o = options("in-flight/");
+  o.writes_in_flight = 4;
+  ks::store<schema, ks::etcd_backend> db(o);
+  db.put<sequence>({}, 0);
+  constexpr std::uint32_t writers = 64, per_writer = 12;
+  std::atomic<bool> stop{false};
+  std::atomic<int> unchanged{0}, transactions{0};
+  std::thread tx_loop([&] {
+    while (!stop.load()) {
+      auto tx = db.transaction();
+      const std::int64_t n = tx.get<sequence>({}).value_or(0);
+      if (db.snapshot().get<sequence>({}).value_or(0) == n) ++unchanged;
+      tx.put<sequence>({}, n + 1);
+      tx.commit();
+      ++transactions;
+    }
+  });
+  std::vector<std::thread> ts;
+  for (std::uint32_t w = 0; w < writers; ++w) {
+    ts.emplace_back([&, w] {
+      for (std::uint32_t i = 0; i < per_writer; ++i) {
+        auto b = db.batch();
+        b.put<message>({w, i}, "m");
+        b.put<body>({w, i}, "b");
+        b.commit();
+        db.put<counted>({w, i}, "c");
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  stop.store(true);
+  tx_loop.join();
+  std::size_t messages = 0, bodies = 0, counts = 0;
+  for (const auto& e : db.scan<message>()) {
+    (void)e;
+    ++messages;
+  }
+  for (const auto& e : db.scan<body>()) {
+    (void)e;
+    ++bodies;
+  }
+  for (const auto& e : db.scan<counted>()) {
+    (void)e;
+    ++counts;
+  }
+  CHECK(messages == writers * per_writer);
+  CHECK(bodies == writers * per_writer);
+  CHECK(counts == writers * per_writer);
+  CHECK(db.get<counted_total>({}) == std::optional<std::int64_t>(writers * per_writer));
+  CHECK(transactions.load() > 0);
+  CHECK(unchanged.load() == transactions.load());
+  CHECK(db.get<sequence>({}) == std::optional<std::int64_t>(transactions.load()));
 }

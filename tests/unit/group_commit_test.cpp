@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <keyschema/keyschema.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -19,6 +20,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -238,6 +240,99 @@ TEST_CASE("group commit: a transaction sees no commit between its reads and its 
   std::int64_t added = 0;
   for (const std::int64_t a : adds) added += a;
   CHECK(db.get<sequence>({}) == std::optional<std::int64_t>(added + 1000 * transactions));
+}
+
+// --- several groups in flight (backend_with_concurrent_writes: etcd) -------------------------------
+
+// Runs `writers` threads submitting one write of `ops` puts each to q with the given limits, while
+// the first group is held inside commit_group until every writer has queued. Returns the most
+// commit_group calls seen running at once, and checks every write was committed exactly once.
+int peak_in_flight(const ks::detail::group_limits& limits, int writers, int ops) {
+  ks::detail::commit_queue q;
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = 0, peak = 0, committed = 0;
+  bool release = false;
+  std::atomic<int> queued{0};
+  auto commit = [&](std::span<ks::detail::queued_write* const> g) {
+    std::unique_lock lk(mu);
+    ++running;
+    peak = std::max(peak, running);
+    cv.notify_all();
+    // Every group waits until all writers have queued (or timed out: the test then sees a lower
+    // peak, which can only fail it, never pass it wrongly).
+    cv.wait_for(lk, std::chrono::seconds(5), [&] { return release; });
+    committed += static_cast<int>(g.size());
+    --running;
+  };
+  ks::write_batch one;
+  for (int i = 0; i < ops; ++i) one.put("k" + std::to_string(i), "v");
+  std::vector<std::thread> ts;
+  for (int i = 0; i < writers; ++i) {
+    ts.emplace_back([&] {
+      ks::detail::queued_write w(one, nullptr, ks::write_options{.sync = false});
+      queued.fetch_add(1);
+      q.submit(w, limits, commit);
+    });
+  }
+  while (queued.load() < writers) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let them reach the queue
+  {
+    std::lock_guard lk(mu);
+    release = true;
+  }
+  cv.notify_all();
+  for (auto& t : ts) t.join();
+  CHECK(committed == writers);
+  return peak;
+}
+
+TEST_CASE("group commit: a second group is in flight at once only when the queued writes fill a group",
+          "[group_commit][concurrency]") {
+  ks::detail::group_limits limits;
+  limits.max_ops = 8;  // a group holds 4 writes of 2 puts
+  SECTION("one group in flight at a time by default (every engine on one machine)") {
+    CHECK(peak_in_flight(limits, 24, 2) == 1);
+  }
+  SECTION("up to max_in_flight when the queue holds more than one group's writes") {
+    limits.max_in_flight = 3;
+    CHECK(peak_in_flight(limits, 24, 2) == 3);
+  }
+  SECTION("one when all queued writes fit in one group: more groups would only be smaller") {
+    limits.max_in_flight = 3;
+    limits.max_ops = 1000;
+    CHECK(peak_in_flight(limits, 24, 2) == 1);
+  }
+}
+
+TEST_CASE("group commit: the writer lock of concurrent-write backends lets plain groups share it, and prefers "
+          "exclusive lockers", "[group_commit][concurrency]") {
+  ks::detail::writer_mutex m;
+  m.lock_shared();
+  m.lock_shared();  // shared holders do not exclude each other
+  CHECK_FALSE(m.try_lock());
+  std::atomic<bool> exclusive{false};
+  std::thread x([&] {
+    m.lock();
+    exclusive.store(true);
+    m.unlock();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(exclusive.load());  // waits for the shared holders
+  // A new shared locker waits behind the waiting exclusive one (no starvation of transactions).
+  std::atomic<bool> late_shared{false};
+  std::thread y([&] {
+    m.lock_shared();
+    late_shared.store(exclusive.load());  // true only if the exclusive locker went first
+    m.unlock_shared();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  m.unlock_shared();
+  m.unlock_shared();
+  x.join();
+  y.join();
+  CHECK(exclusive.load());
+  CHECK(late_shared.load());
 }
 
 }  // namespace group_commit_test

@@ -45,6 +45,9 @@
 // using the cluster: the store runs its own read-modify-writes again on a conflict, and
 // keyschema::run_transaction (<keyschema/retry.hpp>) does so for a transaction function.
 //
+// Writes in flight: it models backend_with_concurrent_writes, so a keyschema::store shared by many
+// threads sends up to etcd_options::writes_in_flight grouped Txns at once instead of one.
+//
 // Guarded writes (backend_with_write_guards): write(), erase_range() and a transaction's commit()
 // take conditions (a key holds given bytes, or is absent) that become compares of the same Txn,
 // so keyschema::store's check of its schema record costs no round trip.
@@ -69,6 +72,7 @@
 #include <keyschema/etcd/write_transaction.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -271,6 +275,9 @@ class etcd_backend {
   // limit still fits a batch with others; a larger value is written in chunks, see chunked.hpp).
   // A batch within these always fits the request limit.
   backend_limits limits() const noexcept { return etcd_detail::limits_of(c_->options()); }
+  // backend_with_concurrent_writes: how many commit groups a keyschema::store keeps in flight at
+  // once (etcd_options::writes_in_flight, at least 1).
+  std::size_t concurrent_writes() const noexcept { return std::max<std::size_t>(1, c_->options().writes_in_flight); }
 
   // The options the backend was made with (endpoints, limits, prefix).
   const etcd_options& options() const noexcept { return c_->options(); }

@@ -99,6 +99,14 @@ struct etcd_options {
   // conflict_error if what it read (at a stale revision) was changed since.
   bool serializable_reads = false;
 
+  // How many commit groups one keyschema::store keeps in flight at once on this backend (its
+  // concurrent_writes(); see backend_with_concurrent_writes in keyschema/backend.hpp). Writes that
+  // threads commit at the same time are grouped into one Txn each (group commit), and up to this
+  // many such Txns of plain writes (puts and erases with no add, count or index to resolve) are
+  // sent at once, each on its own connection; a Txn that resolves what it writes from what it
+  // reads, and a transaction, wait until they alone are in flight. 1: one Txn at a time.
+  std::size_t writes_in_flight = 4;
+
   // Prepended to every key the backend stores and stripped from every key it returns, so that
   // several databases share one cluster (one prefix each; prefixes must not be prefixes of each
   // other). Empty (the default): keys are stored as given, and the empty key cannot be stored
