@@ -27,6 +27,7 @@
 #include <keyschema/memory_backend.hpp>  // the in-memory reference backend
 #include <keyschema/migrate.hpp>         // migrate: rewriting a database to a new schema
 #include <keyschema/prepared.hpp>        // prepared transactions (two-phase commit, XA)
+#include <keyschema/reserved_records.hpp>  // reading the schema, migration and prepared records
 #include <keyschema/retry.hpp>           // run_transaction: transactions run again on conflict
 #include <keyschema/scan.hpp>            // scan_view: typed ordered scans
 #include <keyschema/schema.hpp>          // keyspace, lit, field, schema, valid_schema

@@ -33,9 +33,9 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
-#include <keyschema/detail/store/prepared_record.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
+#include <keyschema/reserved_records.hpp>
 #include <keyschema/tuple.hpp>
 #include <keyschema/tuple_format.hpp>
 
@@ -182,22 +182,22 @@ inline void append_schema(std::string& out, std::string_view value, bool json) {
 // A prepared-transaction record: its xid, format, number of writes (puts, erases, adds, range
 // erases) and of validation checks, or why it does not decode.
 inline void append_prepared(std::string& out, std::string_view xid, std::string_view value, bool json) {
-  keyschema::detail::prepared_record rec;
+  prepared_record_info rec;
   std::string damage;
   try {
-    rec = keyschema::detail::decode_prepared(xid, value);
+    rec = read_prepared_record(xid, value);
   } catch (const decode_error& e) {
     damage = e.what();
   }
-  const std::size_t writes = rec.writes();
-  const std::string format = "KSP" + std::to_string(rec.version);
+  const std::size_t writes = rec.writes;
+  const std::string format = "KSP" + std::to_string(rec.format);
   if (json) {
     out += "{\"prepared\":{\"xid\":{\"hex\":\"";
     append_hex(out, xid);
     out += "\"},";
     if (damage.empty()) {
       out += "\"format\":\"" + format + "\",\"writes\":" + std::to_string(writes);
-      if (rec.validated()) out += ",\"checks\":" + std::to_string(rec.checks.size());
+      if (rec.validated) out += ",\"checks\":" + std::to_string(rec.checks);
     } else {
       out += "\"error\":";
       append_json_string(out, damage);
@@ -206,11 +206,11 @@ inline void append_prepared(std::string& out, std::string_view xid, std::string_
     return;
   }
   out += "# prepared ";
-  out += keyschema::detail::show_xid(xid);
+  out += printable_xid(xid);
   if (damage.empty()) {
     out += " " + std::to_string(writes) + (writes == 1 ? " write" : " writes");
-    if (rec.validated()) {
-      out += ", " + std::to_string(rec.checks.size()) + (rec.checks.size() == 1 ? " check" : " checks");
+    if (rec.validated) {
+      out += ", " + std::to_string(rec.checks) + (rec.checks == 1 ? " check" : " checks");
     } else {
       out += ", not validated (format " + format + ")";
     }
@@ -223,11 +223,11 @@ inline void append_prepared(std::string& out, std::string_view xid, std::string_
 // The progress record of an unfinished ks::migrate, escaped as the layout text is (or as hex when
 // it is not valid UTF-8).
 inline void append_migration(std::string& out, std::string_view value, bool json) {
-  const bool text = keyschema::detail::utf8_valid(value);
+  const std::optional<std::string_view> text = migration_record_text(value);
   if (json) {
     out += "{\"migration\":";
     if (text) {
-      append_json_string(out, value);
+      append_json_string(out, *text);
     } else {
       out += "{\"hex\":\"";
       append_hex(out, value);
@@ -238,7 +238,7 @@ inline void append_migration(std::string& out, std::string_view value, bool json
   }
   out += "# migration ";
   if (text) {
-    append_layout_text(out, value);
+    append_layout_text(out, *text);
   } else {
     out += "x\"";
     append_hex(out, value);
@@ -272,7 +272,7 @@ inline void append_entry(std::string& out, std::string_view key, std::string_vie
     detail::append_schema(out, value, opts.json);
     return;
   }
-  if (const std::optional<std::string> xid = keyschema::detail::prepared_xid(key)) {
+  if (const std::optional<std::string> xid = prepared_record_xid(key)) {
     detail::append_prepared(out, *xid, value, opts.json);
     return;
   }
@@ -349,7 +349,7 @@ void dump_entries(const Backend& db, const dump_options& opts, std::ostream& out
     ++stats.entries;
     if (invalid) ++stats.invalid_keys;
     if (key == schema_key) ++stats.schema_records;
-    if (key.starts_with(prepared_key_prefix) && keyschema::detail::prepared_xid(key)) ++stats.prepared_records;
+    if (key.starts_with(prepared_key_prefix) && prepared_record_xid(key)) ++stats.prepared_records;
     if (opts.limit && written >= *opts.limit) break;
   }
 }
