@@ -99,3 +99,14 @@ for u in "${units[@]}"; do
     sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }')
   printf '%-24s %8.2f %8.2f %8.2f %9s %15s\n' "$k ${u#*:}" "$med" "$mina" "$maxa" "$ratio" "$range"
 done
+if [[ -n $base ]]; then
+  printf '%-24s %8s %15s\n' 'this / BASE' median 'per-round range'
+  for k in b c d e; do
+    K=${k^^}
+    read -r -a v <<<"${times[$k]}"
+    read -r -a w <<<"${times[$K]}"
+    rs=$(for ((i = 0; i < ${#v[@]}; ++i)); do awk -v x="${v[i]}" -v y="${w[i]}" 'BEGIN { printf "%.3f\n", x / y }'; done | sort -g)
+    printf '%-24s %8.2f %15s\n' "$k / $K" "$(median <<<"$(tr '\n' ' ' <<<"$rs")")" \
+      "$(awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }' <<<"$rs")"
+  done
+fi
