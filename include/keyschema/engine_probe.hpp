@@ -25,13 +25,20 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 
+#include <cerrno>
 #include <cstddef>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
+
+// POSIX directory and file calls rather than <filesystem> and <fstream>: this header is part of
+// <keyschema/keyschema.hpp> and of every adapter, and those two standard headers were a large part
+// of what including them cost. The functions take the path as a std::string; a
+// std::filesystem::path converts to it implicitly.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -72,12 +79,24 @@ class wrong_engine_error : public backend_error {
 
 namespace detail {
 
-inline bool starts_with_sqlite_header(const std::filesystem::path& file) {
+// Whether the file `name` (relative to the directory `dir_fd`, or a path when dir_fd is AT_FDCWD)
+// starts with the 16 bytes of SQLite's header. A file that cannot be opened or read is not one.
+inline bool starts_with_sqlite_header(int dir_fd, const char* name) {
   static constexpr char header[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
-  std::ifstream in(file, std::ios::binary);
-  char buf[16];
-  if (!in.read(buf, sizeof buf)) return false;
-  return std::string_view(buf, sizeof buf) == std::string_view(header, sizeof header);
+  int fd;
+  do fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return false;
+  char buf[sizeof header];
+  std::size_t got = 0;
+  while (got < sizeof buf) {
+    const ::ssize_t n = ::read(fd, buf + got, sizeof buf - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return got == sizeof buf && std::string_view(buf, sizeof buf) == std::string_view(header, sizeof header);
 }
 
 // Names no engine's header check needs to read: the engines' own files.
@@ -99,23 +118,28 @@ inline bool engine_file_name(std::string_view n) noexcept {
 // however many there are: an SQLite database among thousands of other files is still found.
 // Errors: none thrown; unreadable entries are skipped (the engine's own open reports them).
 // Lifetime: the result owns its strings.
-inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
+inline std::vector<engine_evidence> probe_engines(const std::string& path) {
   std::vector<engine_evidence> found;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec) return found;
-  if (fs::is_regular_file(st)) {
-    if (detail::starts_with_sqlite_header(path)) found.push_back({storage_engine::sqlite, path.string()});
+  struct ::stat st {};
+  if (::stat(path.c_str(), &st) != 0) return found;
+  if (S_ISREG(st.st_mode)) {
+    if (detail::starts_with_sqlite_header(AT_FDCWD, path.c_str())) found.push_back({storage_engine::sqlite, path});
     return found;
   }
-  if (!fs::is_directory(st)) return found;
+  if (!S_ISDIR(st.st_mode)) return found;
+  ::DIR* dir = ::opendir(path.c_str());
+  if (dir == nullptr) return found;
+  struct dir_closer {
+    ::DIR* d;
+    ~dir_closer() { ::closedir(d); }
+  } closer{dir};
 
   std::string leveldb, lmdb, rocksdb, sqlite;
   bool current = false, identity = false, manifest = false;
-  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const std::string_view n = name;
+  while (const ::dirent* ent = ::readdir(dir)) {  // an error ends the listing, as its end does
+    const std::string_view n = ent->d_name;
+    if (n == "." || n == "..") continue;
+    const std::string name(n);
     auto first = [&](std::string& slot) {
       if (slot.empty()) slot = name;
     };
@@ -126,9 +150,10 @@ inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& p
     if (n.substr(0, 9) == "MANIFEST-") manifest = true;
     if (n == "CURRENT") leveldb = name;  // the file LevelDB itself looks for: the clearest evidence
     if (n.substr(0, 9) == "MANIFEST-" || (n.size() > 4 && n.substr(n.size() - 4) == ".ldb")) first(leveldb);
-    std::error_code fec;
-    if (sqlite.empty() && !detail::engine_file_name(n) && it->is_regular_file(fec)) {
-      if (detail::starts_with_sqlite_header(it->path())) sqlite = name;
+    struct ::stat fst {};  // follows symbolic links, as the check of `path` itself does
+    if (sqlite.empty() && !detail::engine_file_name(n) && ::fstatat(::dirfd(dir), ent->d_name, &fst, 0) == 0 &&
+        S_ISREG(fst.st_mode)) {
+      if (detail::starts_with_sqlite_header(::dirfd(dir), ent->d_name)) sqlite = name;
     }
   }
   if (rocksdb.empty() && identity && (current || manifest)) rocksdb = "IDENTITY";
@@ -147,7 +172,7 @@ inline std::vector<engine_evidence> probe_engines(const std::filesystem::path& p
 // the file that shows it and the path, e.g. "keyschema::lmdb_backend: /srv/db holds a LevelDB
 // database (CURRENT), not an LMDB one; open it with keyschema::leveldb_backend". Nothing was
 // created or modified. Remedy: open it with the matching adapter, or choose another path.
-inline void require_engine(const std::filesystem::path& path, storage_engine own, std::string_view who) {
+inline void require_engine(const std::string& path, storage_engine own, std::string_view who) {
   for (const engine_evidence& e : probe_engines(path)) {
     if (e.engine == own) continue;
     std::string remedy;
@@ -156,7 +181,7 @@ inline void require_engine(const std::filesystem::path& path, storage_engine own
     else if (e.engine == storage_engine::rocksdb) remedy = "open it with keyschema::rocksdb_backend";
     else if (e.engine == storage_engine::sqlite) remedy = "open it with keyschema::sqlite_backend";
     else remedy = "keyschema has no " + std::string(engine_name(e.engine)) + " adapter yet; choose another path";
-    throw wrong_engine_error(std::string(who) + ": " + path.string() + " holds " +
+    throw wrong_engine_error(std::string(who) + ": " + path + " holds " +
                                  (e.engine == storage_engine::lmdb ? "an " : "a ") + std::string(engine_name(e.engine)) +
                                  " database (" + e.file + "), not " + (own == storage_engine::lmdb ? "an " : "a ") +
                                  std::string(engine_name(own)) + " one; " + remedy + ". Nothing was opened or created",

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/this_thread.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/write_batch.hpp>
 
@@ -29,7 +30,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -50,7 +50,7 @@ namespace detail {
 // A random wait up to min(max, first * 2^attempt) (xorshift, seeded per thread).
 inline void retry_backoff(const retry_options& o, unsigned attempt) {
   thread_local std::uint64_t state =
-      0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(std::hash<std::thread::id>{}(std::this_thread::get_id())) ^
+      0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(this_thread_tag())) ^
       static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   state ^= state << 13;
   state ^= state >> 7;
@@ -59,7 +59,7 @@ inline void retry_backoff(const retry_options& o, unsigned attempt) {
   const std::int64_t cap = o.max_backoff.count();
   const std::int64_t bound = attempt >= 20 ? cap : std::min<std::int64_t>(cap, first << attempt);
   if (bound <= 0) return;
-  std::this_thread::sleep_for(std::chrono::microseconds(static_cast<std::int64_t>(state % static_cast<std::uint64_t>(bound))));
+  sleep_microseconds(static_cast<std::int64_t>(state % static_cast<std::uint64_t>(bound)));
 }
 }  // namespace detail
 

@@ -75,6 +75,7 @@
 #include <keyschema/detail/store/limit_check.hpp>
 #include <keyschema/detail/store/live_handles.hpp>
 #include <keyschema/detail/store/schema_check.hpp>
+#include <keyschema/detail/this_thread.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
@@ -95,7 +96,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -747,7 +747,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     reads_.clear();  // before the engine state: cursors still alive must not read it any more
     state_.reset();  // ends the engine's write transaction first: locks are released in reverse order
     if (lock_.owns_lock()) {
-      store_->writer_ = std::thread::id();
+      store_->writer_ = nullptr;
       lock_.unlock();
     }
   }
@@ -887,7 +887,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     // Mark this thread as the writer only once the transaction exists: its snapshot can throw
     // (LMDB: no reader slot free), and the thread must then stay free to write.
     transaction_type tx(this, std::move(lk));
-    writer_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    writer_.store(detail::this_thread_tag(), std::memory_order_relaxed);
     return tx;
   }
 
@@ -1322,7 +1322,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   }
 
   void check_not_in_transaction() const {
-    if (writer_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+    if (writer_.load(std::memory_order_relaxed) == detail::this_thread_tag()) {
       throw usage_error(
           "keyschema::store: this thread holds an open transaction on this store, so this write would "
           "deadlock; write through the transaction, or commit or roll it back first");
@@ -1397,7 +1397,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   std::string schema_record_;  // what schema_guards() requires (backend_with_write_guards only)
   detail::live_count live_;  // what is alive of what was made from this store (see ~store)
   writer_mutex_type writer_mu_;
-  std::atomic<std::thread::id> writer_{};  // the thread holding an open transaction, if any
+  std::atomic<const void*> writer_{nullptr};  // the this_thread_tag() of the thread holding an open transaction
   detail::commit_queue queue_;
   detail::group_limits group_limits_ = make_group_limits(backend_);
 };

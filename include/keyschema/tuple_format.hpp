@@ -15,6 +15,7 @@
 #include <keyschema/detail/codec/utf8.hpp>
 #include <keyschema/tuple.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 // A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
@@ -139,6 +140,52 @@ TEST_CASE("the engine probe names what it finds", "[foreign][probe]") {
   write_file(lite / "app.db", std::string("SQLite format 3\0", 16) + std::string(100, '\0'));
   CHECK(engines(lite) == v{"SQLite:app.db"});
   CHECK(engines(lite / "app.db") == v{"SQLite:" + (lite / "app.db").string()});
+}
+
+// The probe reads the directory and the files' first bytes with POSIX calls (it includes no
+// <filesystem> or <fstream>): what it makes of entries that are not plain files.
+TEST_CASE("the engine probe follows symbolic links and reads only regular files", "[foreign][probe]") {
+  ks::testing::temp_dir dir("probe_entries");
+  auto engines = [](const fs::path& p) {
+    std::vector<std::string> r;
+    for (const auto& e : ks::probe_engines(p)) r.push_back(std::string(ks::engine_name(e.engine)) + ":" + e.file);
+    return r;
+  };
+  using v = std::vector<std::string>;
+  const std::string header("SQLite format 3\0", 16);
+  const fs::path outside = dir / "outside";
+  fs::create_directory(outside);
+  write_file(outside / "real.db", header + std::string(100, '\0'));
+
+  // Not regular files: a FIFO (opening it would wait for a writer), a subdirectory holding a
+  // database (not looked into), a dangling link; and a file holding only the first 15 bytes.
+  const fs::path odd = dir / "odd";
+  fs::create_directory(odd);
+  REQUIRE(::mkfifo((odd / "pipe.db").c_str(), 0600) == 0);
+  fs::create_directory(odd / "sub");
+  write_file(odd / "sub" / "inner.db", header);
+  fs::create_symlink(odd / "missing.db", odd / "dangling.db");
+  write_file(odd / "short.db", header.substr(0, 15));
+  CHECK(engines(odd) == v{});
+
+  // A link to a database is the database, by the link's name; a link to the directory is the
+  // directory; a link to the database given as the path is the path.
+  fs::create_symlink(outside / "real.db", odd / "alias.db");
+  CHECK(engines(odd) == v{"SQLite:alias.db"});
+  fs::create_directory_symlink(odd, dir / "odd-link");
+  CHECK(engines(dir / "odd-link") == v{"SQLite:alias.db"});
+  CHECK(engines(odd / "alias.db") == v{"SQLite:" + (odd / "alias.db").string()});
+  CHECK(engines(odd / "pipe.db") == v{});
+
+  // The refusal names the path as it was given.
+  try {
+    ks::require_engine(dir / "odd-link", ks::storage_engine::lmdb, "who");
+    FAIL("no wrong_engine_error");
+  } catch (const ks::wrong_engine_error& e) {
+    CHECK(e.found() == ks::storage_engine::sqlite);
+    CHECK(std::string(e.what()).find("who: " + fs::path(dir / "odd-link").string() + " holds a SQLite database (alias.db)") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("an SQLite database among thousands of other files is still found", "[foreign][probe]") {

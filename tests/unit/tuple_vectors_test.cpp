@@ -160,6 +160,20 @@ TEST_CASE("Java TupleSerializationTest: floating point", "[tuple][vectors]") {
   }
 }
 
+// The text of numbers that are not finite, signs included: to_string and to_json (tools, and
+// the key codec's decode errors) name NaN, -NaN, inf and -inf, of both widths.
+TEST_CASE("tuple::to_string and to_json of non-finite and signed numbers", "[tuple][vectors]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  const float nanf = std::numeric_limits<float>::quiet_NaN();
+  const float inff = std::numeric_limits<float>::infinity();
+  CHECK(tuple::to_string(tuple::unpack_dynamic(tuple::pack(nan, -nan, inf, -inf))) == "(nan, -nan, inf, -inf)");
+  CHECK(tuple::to_string(tuple::unpack_dynamic(tuple::pack(nanf, -nanf, inff, -inff))) == "(nanf, -nanf, inff, -inff)");
+  CHECK(tuple::to_string(tuple::unpack_dynamic(tuple::pack(-0.0, 1.5, -0.0f, 2.5f))) == "(-0.0, 1.5, -0.0f, 2.5f)");
+  CHECK(tuple::to_json(tuple::unpack_dynamic(tuple::pack(-nan, inf, -inff, 0.25))) ==
+        "[{\"double\":\"-nan\"},{\"double\":\"inf\"},{\"float\":\"-inf\"},0.25]");
+}
+
 TEST_CASE("Java TupleSerializationTest: byte strings and text", "[tuple][vectors]") {
   constexpr int FF = 0xff;
   check_vector(B({0x01, 0x00}), bytes());

@@ -10,10 +10,11 @@
 #include <keyschema/tuple_dynamic.hpp>
 #include <keyschema/detail/codec/tuple_error.hpp>
 
+#include <bit>
 #include <charconv>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,9 +62,12 @@ inline std::string format_uuid(std::string_view raw) {
 
 // Shortest round-trip text of a finite number; "nan", "inf", "-inf" otherwise. `single` formats
 // as float.
+// (The tests below are <cmath>'s isnan, signbit and isinf: the key codec includes this header,
+// and <cmath> with its special functions would be parsed by every user of the store for them.)
 inline std::string format_number(double v, bool single) {
-  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";
-  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  if (v != v) return (std::bit_cast<std::uint64_t>(v) >> 63) != 0 ? "-nan" : "nan";
+  if (v == std::numeric_limits<double>::infinity()) return "inf";
+  if (v == -std::numeric_limits<double>::infinity()) return "-inf";
   char buf[64];
   const auto res = single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v)) : std::to_chars(buf, buf + sizeof buf, v);
   std::string s(buf, res.ptr);

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/this_thread.hpp>
 #include <keyschema/error.hpp>
 
 #include <lmdb.h>
@@ -33,13 +34,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <thread>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace lmdb_detail {
@@ -152,7 +151,7 @@ inline void check_data_file(const std::string& dir) {
   // Another process creating the environment writes both meta pages right after creating the
   // file: give it a moment before calling an empty file damaged.
   for (int i = 0; size == 0 && i < 20; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    keyschema::detail::sleep_microseconds(10'000);
     size = file_size();
   }
   if (size == 0) {

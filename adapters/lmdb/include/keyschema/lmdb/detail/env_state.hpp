@@ -23,6 +23,7 @@
 #include <keyschema/detail/backend/open_registry.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/lmdb/detail/txn_gate.hpp>
+#include <keyschema/detail/this_thread.hpp>
 
 #include <lmdb.h>
 
@@ -32,7 +33,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
-#include <thread>
 #include <utility>
 #include <string>
 #include <vector>
@@ -208,7 +208,7 @@ struct env_state {
         rc = begin_counted(t, raced);
         if (!raced) break;
         ::mdb_txn_reset(t);  // the state may be newer than the transaction's id: begin again
-        if (attempt >= 16) std::this_thread::yield();
+        if (attempt >= 16) keyschema::detail::yield_thread();
       }
       if (rc == MDB_SUCCESS) return t;
       gate.leave();
