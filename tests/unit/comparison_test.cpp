@@ -326,6 +326,57 @@ TEST_CASE("a --workloads or --backends name that no run offers is an error, not 
   }
 }
 
+TEST_CASE("the user view is a second native baseline: its own ratio, JSON field and chart tick") {
+  const char* argv[] = {"t", "--repetitions", "2", "--warmup", "0", "--no-progress"};
+  cmp::runner<schema> r(6, argv);
+  r.run("writes", [](auto& db, cmp::probe& p) {
+    for (std::uint64_t i = 0; i < 20; ++i) p.op([&] { db.template put<kv>({i}, std::string("v"), p.write()); });
+  }, cmp::backend<schema, ks::memory_backend>{"memory"});
+  int user_runs = 0;
+  r.run_native("writes", "memory", [&](const std::filesystem::path&, cmp::probe& p) {
+    ++user_runs;
+    for (int i = 0; i < 10; ++i) p.op([] {});
+  }, cmp::baseline::user_view);
+  CHECK(user_runs == 2);
+  REQUIRE(r.results().size() == 1);
+  const cmp::result& res = r.results()[0];
+  CHECK(res.user_ops_per_s > 0);
+  CHECK(res.user_samples.size() == 2);
+  CHECK(res.native_ops_per_s == 0);  // the other baseline was not measured
+  CHECK(res.native_samples.empty());
+  const std::string json = cmp::to_json(r.machine(), r.results(), &r.opts());
+  CHECK(json.find("\"native_ops_per_s\":null") != std::string::npos);
+  CHECK(json.find("\"user_ops_per_s\":null") == std::string::npos);
+  CHECK(json.find("\"user_ops_per_s\":") != std::string::npos);
+  std::ostringstream table;
+  cmp::print_table(table, r.machine(), r.results());
+  const std::string t = table.str();
+  CHECK(t.find(" native ") != std::string::npos);
+  CHECK(t.find(" user ") != std::string::npos);
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", res.ops_per_s / res.user_ops_per_s);
+  CHECK(t.find(ratio) != std::string::npos);
+  const std::string svg = cmp::to_svg(r.machine(), r.results());
+  CHECK(svg.find("stroke-dasharray") != std::string::npos);  // the user view's tick
+  // Not measured: null in JSON, no tick.
+  cmp::result none = res;
+  none.user_ops_per_s = 0;
+  none.user_samples.clear();
+  CHECK(cmp::to_json(r.machine(), {none}).find("\"user_ops_per_s\":null") != std::string::npos);
+  const std::string svg2 = cmp::to_svg(r.machine(), {none});
+  CHECK(svg2.find("y1=\"36\" y2=\"36\" stroke=\"#c00000\"") != std::string::npos);  // the legend's sample only
+  CHECK(svg2.find("stroke-dasharray", svg2.find("</text>", svg2.find("user view"))) == std::string::npos);
+}
+
+TEST_CASE("offer() registers a workload the program measures itself, so --workloads may name it") {
+  const char* argv[] = {"t", "--repetitions", "1", "--warmup", "0", "--no-progress", "--workloads", "mixed"};
+  cmp::runner<schema> r(8, argv);
+  CHECK(r.offer("mixed"));
+  CHECK(!r.offer("other"));
+  r.add_results(std::vector<cmp::result>{cmp::aggregate("memory", false, "mixed_publishers", {cmp::sample{1.0, 10, 10, {}}})});
+  CHECK(r.finish() == 0);  // "mixed" is known: no error
+}
+
 TEST_CASE("repetitions of the stores of a workload are interleaved round-robin") {
   const char* argv[] = {"t", "--repetitions", "3", "--warmup", "1", "--no-progress"};
   cmp::runner<schema> r(6, argv);
