@@ -103,14 +103,14 @@ for b in backends:
             errors.append(f"{b} has no {w} row")
         for r in rows:
             for base in ("native", "user"):
-                if num(r[f"{base}_ops_per_s"]) <= 0 or len(r[f"{base}_samples"]) != len(r["samples"]):
+                if num(r.get(f"{base}_ops_per_s")) <= 0 or len(r.get(f"{base}_samples", [])) != len(r["samples"]):
                     errors.append(f"{b} {w} sync {r['sync']} has no {base} figure with its samples")
     for role in ("mixed_publishers", "mixed_consumers", "mixed_sweeper"):
         rows = [r for r in runs if r["backend"] == b and r["workload"] == role]
         if not rows:
             errors.append(f"{b} has no {role} row")
         for r in rows:
-            if r["native_ops_per_s"] is not None or r["user_ops_per_s"] is not None:
+            if r.get("native_ops_per_s") is not None or r.get("user_ops_per_s") is not None:
                 errors.append(f"{b} {role}: a native figure where none is measured (null expected)")
 header = next((line for line in proc.stdout.splitlines() if line.startswith("workload ")), "")
 if " native " not in header or " user " not in header:
