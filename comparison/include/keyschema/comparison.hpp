@@ -15,6 +15,10 @@
 //                         ks::comparison::backend<my_schema, ks::lmdb_backend>{"lmdb"});
 //   return r.finish();                                             // table, JSON, SVG
 //
+// A workload may also be handed a class of the program's own that owns the store (its message
+// store wrapper, say) instead of the store: backend<Schema, B, Owner> opens the Owner and lends the
+// harness the store inside it (backend::store_of).
+//
 // Statistics (statistics.hpp): every repetition's rate is kept (result::samples); a cell is
 // reported as the median with min..max and the count; the repetitions of the cells of one
 // workload run round-robin, so a change of the machine's load hits every store alike; and a
@@ -52,6 +56,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -284,11 +289,20 @@ inline double measure_fsync_rate(const std::filesystem::path& dir, double second
 // How to open a store of `Schema` on backend `B` at a path, and whether it keeps data on disk.
 // The default opener constructs store<Schema, B>{path} when B is constructible from a path, else
 // store<Schema, B>{}. `open` must return a store that owns everything under the path it is given.
-template <class Schema, class B>
+//
+// Owner: what the workload is handed, by default the store itself. A program that wraps its store
+// in a class of its own (which owns the store and offers the program's operations) names that class
+// here: `open` (and `reopen`) return the wrapper, the workload is called with it (work(wrapper&,
+// probe&), and probe::reopen(wrapper) hands back the reopened wrapper), and `store_of` lends the
+// harness the store inside it for compact. The default opener constructs Owner{path}; the default
+// store_of calls owner.store() when Owner has such a member returning store<Schema, B>&, else
+// compaction is not measured unless store_of is set.
+template <class Schema, class B, class Owner = store<Schema, B>>
 struct backend {
   using store_type = store<Schema, B>;
+  using owner_type = Owner;
   std::string name;
-  std::function<std::unique_ptr<store_type>(const std::filesystem::path&)> open = default_open;
+  std::function<std::unique_ptr<Owner>(const std::filesystem::path&)> open = default_open;
   bool durable = std::is_constructible_v<B, const std::filesystem::path&>;
   // The backend makes every commit durable whatever write_options::sync says (etcd): it runs at
   // sync on only.
@@ -298,13 +312,26 @@ struct backend {
   // its data elsewhere (a server).
   std::function<std::uint64_t(const std::filesystem::path&)> measure_disk = {};
   // Opens the database a run's store was closed on again, for probe::reopen; unset: `open`.
-  std::function<std::unique_ptr<store_type>(const std::filesystem::path&)> reopen = {};
+  std::function<std::unique_ptr<Owner>(const std::filesystem::path&)> reopen = {};
   // Compacts the store (given with the run's directory) after the last repetition of a write
   // workload and returns the bytes it occupies then (result::disk_bytes_compacted); 0: not
   // measured. Default: the backend's compact_range over everything, then the directory's
   // allocated bytes, when the backend has one (LevelDB, RocksDB); unset for the others. It may
   // leave the store unusable (the store is closed and removed right after).
   std::function<std::uint64_t(store_type&, const std::filesystem::path&)> compact = default_compact();
+  // The store an owner holds (borrowed for compact); unset: no compaction figure for an Owner
+  // that is not the store.
+  std::function<store_type&(Owner&)> store_of = default_store_of();
+
+  static std::function<store_type&(Owner&)> default_store_of() {
+    if constexpr (std::is_same_v<Owner, store_type>) {
+      return [](Owner& o) -> store_type& { return o; };
+    } else if constexpr (requires(Owner& o) { { o.store() } -> std::same_as<store_type&>; }) {
+      return [](Owner& o) -> store_type& { return o.store(); };
+    } else {
+      return {};
+    }
+  }
 
   static std::function<std::uint64_t(store_type&, const std::filesystem::path&)> default_compact() {
     if constexpr (backend_with_compact_range<B>) {
@@ -317,11 +344,14 @@ struct backend {
     }
   }
 
-  static std::unique_ptr<store_type> default_open(const std::filesystem::path& p) {
-    if constexpr (std::is_constructible_v<B, const std::filesystem::path&>) {
-      return std::make_unique<store_type>(p);
+  static std::unique_ptr<Owner> default_open(const std::filesystem::path& p) {
+    // The store forwards its arguments to B (it is constructible from anything): ask B.
+    constexpr bool from_path = std::is_same_v<Owner, store_type> ? std::is_constructible_v<B, const std::filesystem::path&>
+                                                                  : std::is_constructible_v<Owner, const std::filesystem::path&>;
+    if constexpr (from_path) {
+      return std::make_unique<Owner>(p);
     } else {
-      return std::make_unique<store_type>();
+      return std::make_unique<Owner>();
     }
   }
 };
@@ -863,8 +893,8 @@ class runner {
   // Runs `work(db, probe&)` on every backend the options select, at each selected durability
   // (once, sync off, for a backend that is not durable), `warmup` + `repetitions` times, each on
   // a fresh store. Skipped entirely when the options do not select `workload`.
-  template <class Work, class... Bs>
-  void run(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+  template <class Work, class... Bs, class... Os>
+  void run(const std::string& workload, Work&& work, const backend<Schema, Bs, Os>&... bs) {
     known_workloads_.insert(workload);
     (known_backends_.insert(bs.name), ...);
     if (!opt_.wants_workload(workload)) return;
@@ -874,8 +904,8 @@ class runner {
   // Like run() for a workload that only reads (whatever it writes before its first op() is
   // preparation, written with probe::write()): every backend runs once, with probe::sync()
   // false, and the result is marked `reads` (no sync column, no fsync fraction).
-  template <class Work, class... Bs>
-  void run_reads(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+  template <class Work, class... Bs, class... Os>
+  void run_reads(const std::string& workload, Work&& work, const backend<Schema, Bs, Os>&... bs) {
     known_workloads_.insert(workload);
     (known_backends_.insert(bs.name), ...);
     if (!opt_.wants_workload(workload)) return;
@@ -948,8 +978,8 @@ class runner {
   // Runs every cell of the workload (each selected backend at each durability) warmup +
   // repetitions times, round-robin: repetition i of every cell before repetition i + 1 of any,
   // so that a change in the machine's load during the workload hits every store alike.
-  template <class Work, class... Bs>
-  void run_cells(const std::string& workload, Work& work, bool reads, const backend<Schema, Bs>&... bs) {
+  template <class Work, class... Bs, class... Os>
+  void run_cells(const std::string& workload, Work& work, bool reads, const backend<Schema, Bs, Os>&... bs) {
     std::vector<cell> cells;
     (add_cells(cells, workload, work, bs, reads), ...);
     const int total = opt_.warmup + opt_.repetitions;
@@ -972,8 +1002,8 @@ class runner {
     }
   }
 
-  template <class Work, class B>
-  void add_cells(std::vector<cell>& cells, const std::string& workload, Work& work, const backend<Schema, B>& b,
+  template <class Work, class B, class O>
+  void add_cells(std::vector<cell>& cells, const std::string& workload, Work& work, const backend<Schema, B, O>& b,
                  bool reads) {
     (void)workload;
     if (!opt_.wants_backend(b.name)) return;
@@ -1004,7 +1034,7 @@ class runner {
             work(*db, p);
             p.reopen_ = {};
             bytes = b.measure_disk ? b.measure_disk(dir) : disk_bytes(dir);
-            if (last && !reads && b.compact) compacted = b.compact(*db, dir);
+            if (last && !reads && b.compact && b.store_of) compacted = b.compact(b.store_of(*db), dir);
           } catch (...) {
             db.reset();
             std::filesystem::remove_all(dir);
