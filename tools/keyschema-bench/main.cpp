@@ -1,8 +1,12 @@
 // keyschema-bench: chooses the store by measurement. Runs the broker workload and the field's
 // standard table through keyschema on every backend built in (memory, LevelDB, LMDB, and RocksDB
 // and SQLite when their adapters exist), at sync on and off, in one run; runs the write and read
-// workloads of the standard table on each engine's native API with hand-written keys in
-// the same run for the keyschema/native ratio; measures the machine's fsync rate first. Built on
+// workloads (publish and its variants, writers_N, readers_N, the standard table's) on each
+// engine's native API with hand-written keys in the same run, twice: with the adapter's settings
+// (the native column: what the typed layer costs) and as a user would open the engine, with its
+// default options (the user column); runs the mixed workload (publishers, consumers and an
+// expiry sweeper at once on one store, each role reported on its own); measures the machine's
+// fsync rate first. --setting-costs measures what each adapter setting costs instead. Built on
 // <keyschema/comparison.hpp>: table on stdout, --json, --svg, progress on stderr.
 //
 // etcd (keyschema::etcd) joins when --backends names it: the program starts a local 3-member
