@@ -9,7 +9,10 @@ repetitions' samples; a figure not measured is null, never 0), every run has the
 the durable backends appear at sync on and off with a native ratio for the LevelDB and LMDB
 write and read workloads, every broker variant (queue counts, 64 KiB chunked bodies, drained
 lookup after compaction, XA, reopen, grouped recovery, expiry) has a row for every durable backend,
-and the write workloads of the file backends carry a disk size after compaction.
+and the write workloads of the file backends carry a disk size after compaction. Both native
+baselines (same settings, user view) are measured for every workload that has a native side, on
+every durable backend, and the table prints both columns; the mixed workload's three roles have a
+row for every backend, with null native figures (it has no native side).
 """
 import json
 import os
@@ -43,7 +46,7 @@ if "INDICATIVE" not in proc.stdout:
 if "\033" in proc.stderr:
     errors.append("progress escape codes on a stderr that is not a terminal")
 fields = ["backend", "sync", "workload", "ops_per_s", "min_ops_per_s", "max_ops_per_s", "samples", "p50_us", "p99_us",
-          "native_ops_per_s", "native_samples", "disk_bytes", "disk_bytes_compacted"]
+          "native_ops_per_s", "native_samples", "user_ops_per_s", "user_samples", "disk_bytes", "disk_bytes_compacted"]
 
 
 def num(v):
@@ -88,6 +91,30 @@ for b in backends:
     writes = [r for r in runs if r["backend"] == b and r["workload"] == "publish"]
     if not writes or any(num(r["disk_bytes_compacted"]) <= 0 for r in writes):
         errors.append(f"{b} publish has no disk size after compaction")
+with_native = ["publish", "publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k", "bulk_load",
+               "individual_writes", "batch_writes", "random_reads", "random_reads_2_threads", "random_range_reads",
+               "removals"] + [f"{k}_{n}" for k in ("writers", "readers") for n in (1, 2, 4, 8)]
+for b in backends:
+    if b == "memory":
+        continue
+    for w in with_native:
+        rows = [r for r in runs if r["backend"] == b and r["workload"] == w]
+        if not rows:
+            errors.append(f"{b} has no {w} row")
+        for r in rows:
+            for base in ("native", "user"):
+                if num(r.get(f"{base}_ops_per_s")) <= 0 or len(r.get(f"{base}_samples", [])) != len(r["samples"]):
+                    errors.append(f"{b} {w} sync {r['sync']} has no {base} figure with its samples")
+    for role in ("mixed_publishers", "mixed_consumers", "mixed_sweeper"):
+        rows = [r for r in runs if r["backend"] == b and r["workload"] == role]
+        if not rows:
+            errors.append(f"{b} has no {role} row")
+        for r in rows:
+            if r.get("native_ops_per_s") is not None or r.get("user_ops_per_s") is not None:
+                errors.append(f"{b} {role}: a native figure where none is measured (null expected)")
+header = next((line for line in proc.stdout.splitlines() if line.startswith("workload ")), "")
+if " native " not in header or " user " not in header:
+    errors.append(f"the table's header lacks the native and user columns: {header!r}")
 if num(doc.get("machine", {}).get("fsync_per_s")) <= 0:
     errors.append("machine.fsync_per_s not measured")
 with open(svg) as f:

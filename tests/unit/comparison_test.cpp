@@ -326,6 +326,106 @@ TEST_CASE("a --workloads or --backends name that no run offers is an error, not 
   }
 }
 
+TEST_CASE("the user view is a second native baseline: its own ratio, JSON field and chart tick") {
+  const char* argv[] = {"t", "--repetitions", "2", "--warmup", "0", "--no-progress"};
+  cmp::runner<schema> r(6, argv);
+  r.run("writes", [](auto& db, cmp::probe& p) {
+    for (std::uint64_t i = 0; i < 20; ++i) p.op([&] { db.template put<kv>({i}, std::string("v"), p.write()); });
+  }, cmp::backend<schema, ks::memory_backend>{"memory"});
+  int user_runs = 0;
+  r.run_native("writes", "memory", [&](const std::filesystem::path&, cmp::probe& p) {
+    ++user_runs;
+    for (int i = 0; i < 10; ++i) p.op([] {});
+  }, cmp::baseline::user_view);
+  CHECK(user_runs == 2);
+  REQUIRE(r.results().size() == 1);
+  const cmp::result& res = r.results()[0];
+  CHECK(res.user_ops_per_s > 0);
+  CHECK(res.user_samples.size() == 2);
+  CHECK(res.native_ops_per_s == 0);  // the other baseline was not measured
+  CHECK(res.native_samples.empty());
+  const std::string json = cmp::to_json(r.machine(), r.results(), &r.opts());
+  CHECK(json.find("\"native_ops_per_s\":null") != std::string::npos);
+  CHECK(json.find("\"user_ops_per_s\":null") == std::string::npos);
+  CHECK(json.find("\"user_ops_per_s\":") != std::string::npos);
+  std::ostringstream table;
+  cmp::print_table(table, r.machine(), r.results());
+  const std::string t = table.str();
+  CHECK(t.find(" native ") != std::string::npos);
+  CHECK(t.find(" user ") != std::string::npos);
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", res.ops_per_s / res.user_ops_per_s);
+  CHECK(t.find(ratio) != std::string::npos);
+  const std::string svg = cmp::to_svg(r.machine(), r.results());
+  CHECK(svg.find("stroke-dasharray") != std::string::npos);  // the user view's tick
+  // Not measured: null in JSON, no tick.
+  cmp::result none = res;
+  none.user_ops_per_s = 0;
+  none.user_samples.clear();
+  CHECK(cmp::to_json(r.machine(), {none}).find("\"user_ops_per_s\":null") != std::string::npos);
+  const std::string svg2 = cmp::to_svg(r.machine(), {none});
+  CHECK(svg2.find("y1=\"36\" y2=\"36\" stroke=\"#c00000\"") != std::string::npos);  // the legend's sample only
+  CHECK(svg2.find("stroke-dasharray", svg2.find("</text>", svg2.find("user view"))) == std::string::npos);
+}
+
+TEST_CASE("offer() registers a workload the program measures itself, so --workloads may name it") {
+  const char* argv[] = {"t", "--repetitions", "1", "--warmup", "0", "--no-progress", "--workloads", "mixed"};
+  cmp::runner<schema> r(8, argv);
+  CHECK(r.offer("mixed"));
+  CHECK(!r.offer("other"));
+  r.add_results(std::vector<cmp::result>{cmp::aggregate("memory", false, "mixed_publishers", {cmp::sample{1.0, 10, 10, {}}})});
+  CHECK(r.finish() == 0);  // "mixed" is known: no error
+}
+
+// A program's own class that owns its store and offers the program's operations.
+class wrapped_store {
+ public:
+  explicit wrapped_store(const std::filesystem::path&) {}
+  void publish(std::uint64_t i, ks::write_options wo) { db_.put<kv>({i}, std::string("m"), wo); }
+  std::size_t published() const {
+    std::size_t n = 0;
+    for (const auto& e : db_.scan<kv>()) n += !e.value.empty();
+    return n;
+  }
+  ks::store<schema, ks::memory_backend>& store() { return db_; }
+
+ private:
+  ks::store<schema, ks::memory_backend> db_;
+};
+
+TEST_CASE("a workload can be handed the program's own class that owns the store, which lends the store for compaction") {
+  const char* argv[] = {"t", "--repetitions", "2", "--warmup", "0", "--no-progress"};
+  cmp::runner<schema> r(6, argv);
+  cmp::backend<schema, ks::memory_backend, wrapped_store> b{"wrapped"};
+  std::set<const void*> borrowed;
+  b.compact = [&](ks::store<schema, ks::memory_backend>& db, const std::filesystem::path&) -> std::uint64_t {
+    borrowed.insert(&db);
+    return 4096;
+  };
+  std::set<const void*> stores_seen;
+  int runs = 0;
+  r.run("publish", [&](wrapped_store& w, cmp::probe& p) {
+    ++runs;
+    stores_seen.insert(&w.store());
+    for (std::uint64_t i = 0; i < 20; ++i) p.op([&] { w.publish(i, p.write()); });
+    wrapped_store& again = p.reopen(w);  // the same class, opened again by the backend's opener
+    CHECK(again.published() == 0);       // a memory store: nothing survives the reopen
+    stores_seen.insert(&again.store());
+  }, b);
+  CHECK(runs == 2);
+  REQUIRE(r.results().size() == 1);
+  CHECK(r.results()[0].backend == "wrapped");
+  CHECK(r.results()[0].samples.size() == 2);
+  CHECK(r.results()[0].disk_bytes_compacted == 4096);
+  REQUIRE(borrowed.size() == 1);                           // after the last repetition only
+  CHECK(stores_seen.count(*borrowed.begin()) == 1);        // the store inside the wrapper
+  // Without store_of (a wrapper that does not lend its store) no compaction figure is made up.
+  cmp::runner<schema> r2(6, argv);
+  b.store_of = {};
+  r2.run("publish", [&](wrapped_store& w, cmp::probe& p) { p.op([&] { w.publish(1, p.write()); }); }, b);
+  CHECK(r2.results()[0].disk_bytes_compacted == 0);
+}
+
 TEST_CASE("repetitions of the stores of a workload are interleaved round-robin") {
   const char* argv[] = {"t", "--repetitions", "3", "--warmup", "1", "--no-progress"};
   cmp::runner<schema> r(6, argv);

@@ -1,8 +1,12 @@
 // keyschema-bench: chooses the store by measurement. Runs the broker workload and the field's
 // standard table through keyschema on every backend built in (memory, LevelDB, LMDB, and RocksDB
 // and SQLite when their adapters exist), at sync on and off, in one run; runs the write and read
-// workloads of the standard table on each engine's native API with hand-written keys in
-// the same run for the keyschema/native ratio; measures the machine's fsync rate first. Built on
+// workloads (publish and its variants, writers_N, readers_N, the standard table's) on each
+// engine's native API with hand-written keys in the same run, twice: with the adapter's settings
+// (the native column: what the typed layer costs) and as a user would open the engine, with its
+// default options (the user column); runs the mixed workload (publishers, consumers and an
+// expiry sweeper at once on one store, each role reported on its own); measures the machine's
+// fsync rate first. --setting-costs measures what each adapter setting costs instead. Built on
 // <keyschema/comparison.hpp>: table on stdout, --json, --svg, progress on stderr.
 //
 // etcd (keyschema::etcd) joins when --backends names it: the program starts a local 3-member
@@ -66,6 +70,8 @@
 
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
 #include <keyschema/leveldb.hpp>
+#include <keyschema/leveldb/detail/read_counting_env.hpp>
+#include <keyschema/leveldb/detail/syncing_env.hpp>
 #include <leveldb/cache.h>
 #include <leveldb/db.h>
 #include <leveldb/filter_policy.h>
@@ -95,7 +101,10 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <mutex>
 #include <optional>
 #include <cstdint>
@@ -155,32 +164,38 @@ struct by_expiry {
 using expiry_index = ks::keyspace<"expiry_index", ks::index_of<expiring_metadata, by_expiry>, ks::lit<"EXPIRY">,
     ks::field<"at", std::int64_t>, ks::field<"destination", std::string>, ks::field<"message_id", std::uint64_t>>;
 using expiry_schema = ks::schema<expiring_metadata, expiry_index>;
+// The mixed workload's store: messages whose metadata may carry an expiry, with the index.
+using mixed_schema = ks::schema<message_content, message_index, message_count, expiring_metadata, expiry_index>;
 
 // The standard table: 24-byte keys, 150-byte values.
 using kv = ks::keyspace<"kv", ks::bytes, ks::lit<"KV">, ks::field<"k", ks::bytes>>;
 using table = ks::schema<kv>;
 
+// The default sizes (with 5 repetitions of every cell, no warm-up, both baselines of the native
+// side) keep the default run short on a 2-core machine with a few hundred fsyncs per second;
+// --full multiplies them by 10, --scale F by F.
 struct sizes {
-  std::uint64_t messages = 3000;    // broker: messages published / preloaded per run
-  std::uint64_t variant_messages = 2000;  // publish over 1, 100 and 10,000 queues
+  std::uint64_t messages = 1000;    // broker: messages published / preloaded per run
+  std::uint64_t variant_messages = 1000;  // publish over 1, 100 and 10,000 queues
   std::uint64_t queues = 10;
-  std::uint64_t entries = 15000;    // standard table: entries loaded
-  std::uint64_t single_writes = 100;  // individual writes (one commit each)
-  std::uint64_t batches = 50;       // batch writes: batches of 100
-  std::uint64_t reads = 15000;      // random reads
-  std::uint64_t range_reads = 5000; // random range reads of 10 entries
-  std::uint64_t removals = 5000;    // removals, in batches of 100
-  std::uint64_t lookups = 500;      // first-message lookups on a drained queue
-  std::uint64_t chunked = 100;      // publish_64k: messages of 64 KiB
-  std::uint64_t xa = 30;            // XA transactions (10 enqueues + 10 dequeues each)
-  std::uint64_t topics = 10000;     // recovery: topics, 2 messages each
-  std::uint64_t reopens = 5;        // reopens per repetition
-  std::uint64_t concurrent_commits = 400;  // writers_N: single-message commits, all threads together
-  std::uint64_t concurrent_reads = 8000;   // readers_N: point reads, all threads together
+  std::uint64_t entries = 5000;     // standard table: entries loaded
+  std::uint64_t single_writes = 40;   // individual writes (one commit each)
+  std::uint64_t batches = 20;       // batch writes: batches of 100
+  std::uint64_t reads = 5000;       // random reads
+  std::uint64_t range_reads = 2000; // random range reads of 10 entries
+  std::uint64_t removals = 2000;    // removals, in batches of 100
+  std::uint64_t lookups = 200;      // first-message lookups on a drained queue
+  std::uint64_t chunked = 40;       // publish_64k: messages of 64 KiB
+  std::uint64_t xa = 12;            // XA transactions (10 enqueues + 10 dequeues each)
+  std::uint64_t topics = 3000;      // recovery: topics, 2 messages each
+  std::uint64_t reopens = 3;        // reopens per repetition
+  std::uint64_t concurrent_commits = 80;   // writers_N: single-message commits, all threads together
+  std::uint64_t concurrent_reads = 4000;   // readers_N: point reads, all threads together
+  std::uint64_t mixed_messages = 400;      // mixed: messages published, all publishers together
 
   void scale(double f) {
     for (std::uint64_t* v : {&messages, &variant_messages, &entries, &single_writes, &batches, &reads, &range_reads, &removals, &lookups,
-                             &chunked, &xa, &topics, &concurrent_commits, &concurrent_reads})
+                             &chunked, &xa, &topics, &concurrent_commits, &concurrent_reads, &mixed_messages})
       *v = std::max<std::uint64_t>(10, static_cast<std::uint64_t>(static_cast<double>(*v) * f));
   }
 };
@@ -472,6 +487,209 @@ auto expiry_workload(const sizes& sz) {
   };
 }
 
+// mixed: the broker's shape on one store at once. 2 publishers each commit their own queue's
+// messages 10 at a time (content, metadata, index entry, an add to the queue's count), 20 % of
+// them with an expiry that is already due; 2 consumers each drain one publisher's queue from the
+// head, 20 messages per commit (a read of each content, the erases, an add of -n), leaving the
+// expiring messages to the sweeper; 1 sweeper runs ks::sweep over the expiry index (batches of
+// 100, erasing each message's content and index entry and decrementing its count in the same
+// transaction) until every expiring message is gone. Each role is timed on its own: its items
+// (messages published, consumed, swept) over the wall time from the common start to the role's
+// end, and the latency of each of its commits (a sweep call: all its batches). Afterwards every
+// queue must be empty with a count of 0.
+struct mixed_roles {
+  static constexpr unsigned publishers = 2, consumers = 2;
+  static constexpr const char* names[3] = {"mixed_publishers", "mixed_consumers", "mixed_sweeper"};
+};
+
+template <class Store>
+std::array<cmp::sample, 3> run_mixed(Store& db, const sizes& sz, ks::write_options wo) {
+  constexpr unsigned P = mixed_roles::publishers;
+  const std::uint64_t per_publisher = std::max<std::uint64_t>(10, sz.mixed_messages / P);
+  const std::uint64_t expiring_per_queue = (per_publisher + 4) / 5;  // ids 0, 5, 10, ...
+  std::atomic<unsigned> publishing{P};
+  std::array<cmp::sample, 3> out;
+  std::vector<cmp::sample> pub(P), con(P);
+  cmp::sample sweep;
+  std::vector<std::exception_ptr> failed(2 * P + 1);
+  std::atomic<bool> stop{false};
+  const auto t0 = std::chrono::steady_clock::now();
+  auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto timed = [](cmp::sample& s, auto&& fn) {
+    const auto a = std::chrono::steady_clock::now();
+    fn();
+    s.latencies_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
+    ++s.calls;
+  };
+  auto guarded = [&](std::size_t slot, auto&& fn) {
+    return [&, slot, fn] {
+      try {
+        fn();
+      } catch (...) {
+        failed[slot] = std::current_exception();
+        stop = true;
+      }
+    };
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < P; ++t) {
+    pool.emplace_back(guarded(t, [&, t] {
+      const std::string q = queue_name(t);
+      for (std::uint64_t first = 0; first < per_publisher && !stop; first += 10) {
+        const std::uint64_t last = std::min(per_publisher, first + 10);
+        timed(pub[t], [&] {
+          auto b = db.batch();
+          for (std::uint64_t i = first; i < last; ++i) {
+            const std::uint64_t id = (std::uint64_t{t} << 32) | i;
+            std::string v(metadata.view());
+            const std::uint64_t at = i % 5 == 0 ? 1 + i : 0;  // due at once
+            for (int k = 0; k < 8; ++k) v[static_cast<std::size_t>(k)] = static_cast<char>(at >> (56 - 8 * k));
+            b.template put<message_content>({id, 0u}, content_1k);
+            b.template put<expiring_metadata>({q, id}, ks::bytes(std::move(v)));
+            b.template put<message_index>({id}, q);
+          }
+          b.template add<message_count>({q}, static_cast<std::int64_t>(last - first));
+          b.commit(wo);
+        });
+        pub[t].items += last - first;
+      }
+      pub[t].seconds = since_start();
+      --publishing;
+    }));
+    pool.emplace_back(guarded(P + t, [&, t] {
+      const std::string q = queue_name(t);
+      const std::uint64_t want = per_publisher - expiring_per_queue;
+      while (con[t].items < want && !stop) {
+        std::uint64_t got = 0;
+        auto b = db.batch();
+        for (const auto& m : db.template scan<expiring_metadata>(q).limit(100)) {
+          if (m.value.view().substr(0, 8) != std::string_view("\0\0\0\0\0\0\0\0", 8)) continue;  // the sweeper's
+          const std::uint64_t id = m.template get<"message_id">();
+          if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("mixed: content missing");
+          b.template erase<message_content>({id, 0u});
+          b.template erase<expiring_metadata>({q, id});
+          b.template erase<message_index>({id});
+          if (++got == 20) break;
+        }
+        if (got == 0) {
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          continue;
+        }
+        b.template add<message_count>({q}, -static_cast<std::int64_t>(got));
+        timed(con[t], [&] { b.commit(wo); });
+        con[t].items += got;
+      }
+      con[t].seconds = since_start();
+    }));
+  }
+  pool.emplace_back(guarded(2 * P, [&] {
+    std::uint64_t swept = 0;
+    while (swept < P * expiring_per_queue && !stop) {
+      std::size_t n = 0;
+      const auto a = std::chrono::steady_clock::now();
+      n = ks::sweep<expiry_index>(db, std::int64_t{1} << 62, 100, [](auto& tx, const auto& k, const auto&) {
+        const std::uint64_t id = std::get<1>(k);
+        tx.template erase<message_content>({id, 0u});
+        tx.template erase<message_index>({id});
+        tx.template add<message_count>({std::get<0>(k)}, -1);
+      }, wo);
+      if (n == 0) {
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        continue;
+      }
+      sweep.latencies_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
+      ++sweep.calls;
+      swept += n;
+    }
+    sweep.items = swept;
+    sweep.seconds = since_start();
+  }));
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : failed)
+    if (e) std::rethrow_exception(e);
+  for (unsigned t = 0; t < P; ++t) {
+    const std::string q = queue_name(t);
+    if (const std::int64_t c = db.template get<message_count>({q}).value_or(0); c != 0)
+      throw std::runtime_error("mixed: " + q + " has count " + std::to_string(c) + " after the run, not 0");
+    for (const auto& m : db.template scan<expiring_metadata>(q).limit(1))
+      throw std::runtime_error("mixed: " + q + " still holds message " + std::to_string(m.template get<"message_id">()));
+  }
+  // Each role: every thread's items and latencies, over the wall time until its last thread ended.
+  auto merge = [](const std::vector<cmp::sample>& parts) {
+    cmp::sample m;
+    for (const cmp::sample& s : parts) {
+      m.items += s.items;
+      m.calls += s.calls;
+      m.seconds = std::max(m.seconds, s.seconds);
+      m.latencies_us.insert(m.latencies_us.end(), s.latencies_us.begin(), s.latencies_us.end());
+    }
+    return m;
+  };
+  out[0] = merge(pub);
+  out[1] = merge(con);
+  out[2] = std::move(sweep);
+  return out;
+}
+
+// Runs the mixed workload on every selected backend at each selected durability, warm-up +
+// repetitions round-robin, and adds one result per role (mixed_publishers, mixed_consumers,
+// mixed_sweeper) to r. The engines' native APIs have no expiry index: no native counterpart.
+template <class... Bs>
+void run_mixed_all(cmp::runner<broker>& r, const sizes& sz, const cmp::backend<mixed_schema, Bs>&... bs) {
+  const cmp::options& opt = r.opts();
+  struct cell {
+    std::function<std::array<cmp::sample, 3>(std::uint64_t& bytes)> run;
+    std::string backend;
+    bool sync, durable;
+    std::array<std::vector<cmp::sample>, 3> reps;
+    std::uint64_t bytes = 0;  // the store's disk bytes at the end of the last run
+  };
+  std::vector<cell> cells;
+  std::uint64_t counter = 0;
+  auto add = [&](const auto& b) {
+    if (!opt.wants_backend(b.name)) return;
+    std::vector<bool> syncs;
+    if (!b.durable) syncs.push_back(false);
+    else if (b.always_sync) syncs.push_back(true);
+    else {
+      if (opt.sync_on) syncs.push_back(true);
+      if (opt.sync_off) syncs.push_back(false);
+    }
+    for (const bool sync : syncs)
+      cells.push_back(cell{[&, sync](std::uint64_t& bytes) {
+                             const fs::path dir = r.data_dir() / ("mixed-" + std::to_string(++counter));
+                             fs::create_directories(dir);
+                             std::array<cmp::sample, 3> s;
+                             {
+                               auto db = b.open(dir);
+                               s = run_mixed(*db, sz, ks::write_options{.sync = sync});
+                               bytes = b.measure_disk ? b.measure_disk(dir) : cmp::disk_bytes(dir);
+                             }
+                             fs::remove_all(dir);
+                             return s;
+                           },
+                           b.name, sync, b.durable, {}});
+  };
+  (add(bs), ...);
+  for (int i = 0; i < opt.warmup + opt.repetitions; ++i)
+    for (cell& c : cells) {
+      r.progress("mixed " + c.backend + " sync " + (c.sync ? "on" : "off") +
+                 (i < opt.warmup ? " warm-up" : " rep " + std::to_string(i - opt.warmup + 1)));
+      std::array<cmp::sample, 3> s = c.run(c.bytes);
+      if (i >= opt.warmup)
+        for (std::size_t k = 0; k < 3; ++k) c.reps[k].push_back(std::move(s[k]));
+    }
+  std::vector<cmp::result> out;
+  for (std::size_t k = 0; k < 3; ++k)
+    for (cell& c : cells) {
+      cmp::result res = cmp::aggregate(c.backend, c.sync, mixed_roles::names[k], c.reps[k]);
+      res.durable = c.durable;
+      res.disk_bytes = c.bytes;
+      out.push_back(std::move(res));
+    }
+  r.add_results(out);
+}
+
 // Recovery: reopening a store of `messages` published messages (the time of one reopen).
 auto reopen_workload(const sizes& sz) {
   return [sz](auto& db, cmp::probe& p) {
@@ -555,16 +773,44 @@ void load(Store& db, const std::vector<std::string>& keys, std::size_t batch, ks
 }
 
 // One interface for the native side of the comparison: the same operations with hand-written keys
-// ("KV." + the 24 key bytes).
+// ("KV." + the 24 key bytes). Every member may be called from several threads at once.
 struct native_kv {
   virtual ~native_kv() = default;
   virtual void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) = 0;
-  virtual bool get(const std::string& key, std::string& value) = 0;
+  virtual bool get(const std::string& key, std::string& value) { return get_raw("KV." + key, value); }
+  // The value of the hand-written key `key` itself (no "KV." prefix).
+  virtual bool get_raw(const std::string& key, std::string& value) = 0;
   virtual std::size_t range(const std::string& from, std::size_t n) = 0;
   // One atomic commit of `kvs`.
   virtual void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) = 0;
+  // One atomic commit erasing keys[first, last).
+  virtual void erase(const std::vector<std::string>& keys, std::size_t first, std::size_t last) = 0;
 };
 std::string native_key(const std::string& k) { return "KV." + k; }
+
+// How a native side opens its engine: with the adapter's settings (cmp::baseline::same_settings),
+// one of them left out when `without` names it (the setting-cost table, --setting-costs), or as
+// a user would open it without keyschema (cmp::baseline::user_view): the plain engine with its
+// own default options (LevelDB and RocksDB: Options{} with create_if_missing; LMDB: no flags,
+// only the map size it needs; SQLite: its default rollback journal), the same keys and the same
+// durability (WriteOptions::sync / MDB_NOSYNC / PRAGMA synchronous = OFF at sync off).
+struct native_setup {
+  cmp::baseline view = cmp::baseline::same_settings;
+  std::string without;  // one adapter setting left out (same_settings only); see native_settings()
+  bool has(const char* setting) const { return view == cmp::baseline::same_settings && without != setting; }
+};
+
+// The adapter settings the native side of each engine can leave out one at a time (--setting-costs):
+// each is part of what the adapter sets that the engine's default options do not.
+const std::map<std::string, std::vector<std::string>>& native_settings() {
+  static const std::map<std::string, std::vector<std::string>> m{
+      {"leveldb", {"paranoid_checks", "verify_checksums", "syncing_env", "bloom_filter"}},
+      {"rocksdb", {"wal_recovery", "track_wals", "bloom_filter", "cache_8mib", "info_log"}},
+      {"lmdb", {"notls"}},
+      {"sqlite", {"wal", "cache_8mib"}},
+  };
+  return m;
+}
 
 // The native side's engine batch: one per thread, emptied and kept between writes, as the
 // adapters keep theirs (a fresh batch of megabytes is a fresh mapping at every write, whose page
@@ -576,7 +822,7 @@ Batch& kept_batch() {
   return b;
 }
 
-using native_open = std::function<std::unique_ptr<native_kv>(const fs::path&, bool sync)>;
+using native_open = std::function<std::unique_ptr<native_kv>(const fs::path&, bool sync, const native_setup&)>;
 
 void native_load(native_kv& db, const std::vector<std::string>& keys, std::size_t batch, cmp::probe* p) {
   for (std::size_t first = 0; first < keys.size(); first += batch) {
@@ -587,21 +833,35 @@ void native_load(native_kv& db, const std::vector<std::string>& keys, std::size_
 }
 
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
+// LevelDB with the adapter's default options (leveldb_options{}): 8 MiB block cache (LevelDB's
+// default too), 10-bit Bloom filter, paranoid checks, checksums verified on reads, and the
+// adapter's Env (syncing_env: a synced write first syncs the logs LevelDB switched away from;
+// read_counting_env); or, in the user view, leveldb::Options{} with create_if_missing.
 class leveldb_native final : public native_kv {
  public:
-  leveldb_native(const fs::path& dir, bool sync) : cache_(::leveldb::NewLRUCache(8 << 20)),
-                                                   filter_(::leveldb::NewBloomFilterPolicy(10)) {
+  leveldb_native(const fs::path& dir, bool sync, const native_setup& setup = {}) {
     ::leveldb::Options o;
     o.create_if_missing = true;
-    o.block_cache = cache_.get();
-    o.filter_policy = filter_.get();
-    o.paranoid_checks = true;
+    if (setup.has("syncing_env")) {
+      sync_env_ = std::make_unique<ks::leveldb_detail::syncing_env>(::leveldb::Env::Default());
+      reads_env_ = std::make_unique<ks::leveldb_detail::read_counting_env>(sync_env_.get());
+      o.env = reads_env_.get();
+    }
+    if (setup.view == cmp::baseline::same_settings) {
+      cache_.reset(::leveldb::NewLRUCache(8 << 20));
+      o.block_cache = cache_.get();
+    }
+    if (setup.has("bloom_filter")) {
+      filter_.reset(::leveldb::NewBloomFilterPolicy(10));
+      o.filter_policy = filter_.get();
+    }
+    o.paranoid_checks = setup.has("paranoid_checks");
     ::leveldb::DB* db = nullptr;
     const auto s = ::leveldb::DB::Open(o, (dir / "native").string(), &db);
     if (!s.ok()) throw std::runtime_error("leveldb::DB::Open: " + s.ToString());
     db_.reset(db);
     wo_.sync = sync;
-    ro_.verify_checksums = true;
+    ro_.verify_checksums = setup.has("verify_checksums");
   }
   ~leveldb_native() override { db_.reset(); }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
@@ -610,7 +870,13 @@ class leveldb_native final : public native_kv {
     const auto s = db_->Write(wo_, &b);
     if (!s.ok()) throw std::runtime_error("leveldb::DB::Write: " + s.ToString());
   }
-  bool get(const std::string& key, std::string& value) override { return db_->Get(ro_, native_key(key), &value).ok(); }
+  bool get_raw(const std::string& key, std::string& value) override { return db_->Get(ro_, key, &value).ok(); }
+  void erase(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    ::leveldb::WriteBatch& b = kept_batch<::leveldb::WriteBatch>();
+    for (std::size_t i = first; i < last; ++i) b.Delete(native_key(keys[i]));
+    const auto s = db_->Write(wo_, &b);
+    if (!s.ok()) throw std::runtime_error("leveldb::DB::Write: " + s.ToString());
+  }
   void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
     ::leveldb::WriteBatch& b = kept_batch<::leveldb::WriteBatch>();
     for (const auto& [k, v] : kvs) b.Put(k, v);
@@ -629,6 +895,8 @@ class leveldb_native final : public native_kv {
   }
 
  private:
+  std::unique_ptr<ks::leveldb_detail::syncing_env> sync_env_;  // outlive db_
+  std::unique_ptr<ks::leveldb_detail::read_counting_env> reads_env_;
   std::unique_ptr<::leveldb::Cache> cache_;
   std::unique_ptr<const ::leveldb::FilterPolicy> filter_;
   std::unique_ptr<::leveldb::DB> db_;
@@ -638,19 +906,22 @@ class leveldb_native final : public native_kv {
 #endif
 
 #if KEYSCHEMA_BENCH_WITH_LMDB
+// LMDB as the adapter opens it (MDB_NOTLS) or, in the user view, with no flags; both with a
+// 4 GiB map (the adapter grows its map as needed; the native sides need one that fits the run).
 class lmdb_native final : public native_kv {
  public:
-  lmdb_native(const fs::path& dir, bool sync) {
+  lmdb_native(const fs::path& dir, bool sync, const native_setup& setup = {}) {
     check(::mdb_env_create(&env_), "mdb_env_create");
     check(::mdb_env_set_mapsize(env_, std::size_t{4} << 30), "mdb_env_set_mapsize");
-    check(::mdb_env_open(env_, dir.c_str(), MDB_NOTLS | (sync ? 0u : MDB_NOSYNC), 0644), "mdb_env_open");
+    const unsigned flags = (setup.has("notls") ? MDB_NOTLS : 0u) | (sync ? 0u : MDB_NOSYNC);
+    check(::mdb_env_open(env_, dir.c_str(), flags, 0644), "mdb_env_open");
     MDB_txn* txn = nullptr;
     check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
     check(::mdb_dbi_open(txn, nullptr, 0, &dbi_), "mdb_dbi_open");
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
   ~lmdb_native() override {
-    for (MDB_txn* t : readers_) ::mdb_txn_abort(t);  // MDB_NOTLS: any thread may end them
+    for (MDB_txn* t : readers_) ::mdb_txn_abort(t);  // reset transactions: any thread may end them
     ::mdb_env_close(env_);
   }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
@@ -678,13 +949,25 @@ class lmdb_native final : public native_kv {
     }
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
+  void erase(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+    for (std::size_t i = first; i < last; ++i) {
+      std::string k = native_key(keys[i]);
+      MDB_val key{k.size(), k.data()};
+      if (const int rc = ::mdb_del(txn, dbi_, &key, nullptr); rc != 0 && rc != MDB_NOTFOUND) {
+        ::mdb_txn_abort(txn);
+        check(rc, "mdb_del");
+      }
+    }
+    check(::mdb_txn_commit(txn), "mdb_txn_commit");
+  }
   // A read transaction per thread, renewed for each read and reset after it (as LMDB's docs
   // advise for frequent short reads).
-  bool get(const std::string& k, std::string& value) override {
+  bool get_raw(const std::string& k, std::string& value) override {
     MDB_txn* txn = thread_reader();
     check(::mdb_txn_renew(txn), "mdb_txn_renew");
-    std::string nk = native_key(k);
-    MDB_val key{nk.size(), nk.data()}, val{};
+    MDB_val key{k.size(), const_cast<char*>(k.data())}, val{};
     const int rc = ::mdb_get(txn, dbi_, &key, &val);
     if (rc == 0) value.assign(static_cast<const char*>(val.mv_data), val.mv_size);
     ::mdb_txn_reset(txn);
@@ -743,27 +1026,35 @@ class lmdb_native final : public native_kv {
 
 #if KEYSCHEMA_BENCH_WITH_ROCKSDB
 // RocksDB with the adapter's default options (rocksdb_options{}): 8 MiB block cache, 10-bit
-// Bloom filter, Snappy, 64 MiB write buffer, paranoid checks, checksums verified on reads.
+// Bloom filter, Snappy, 64 MiB write buffer, paranoid checks, checksums verified on reads (the
+// last four are RocksDB's defaults too), torn-tail WAL recovery with the WALs tracked in the
+// MANIFEST, 1000 open files, keyschema's info log; or, in the user view, rocksdb::Options{} with
+// create_if_missing.
 class rocksdb_native final : public native_kv {
  public:
-  rocksdb_native(const fs::path& dir, bool sync) {
+  rocksdb_native(const fs::path& dir, bool sync, const native_setup& setup = {}) {
     ::rocksdb::Options o;
     o.create_if_missing = true;
-    o.paranoid_checks = true;
-    o.wal_recovery_mode = ::rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
-    o.track_and_verify_wals_in_manifest = true;
-    o.write_buffer_size = std::size_t{64} << 20;
-    o.max_open_files = 1000;
-    o.compression = ::rocksdb::kSnappyCompression;
+    if (setup.view == cmp::baseline::same_settings) {
+      o.paranoid_checks = true;
+      o.write_buffer_size = std::size_t{64} << 20;
+      o.max_open_files = 1000;
+      o.compression = ::rocksdb::kSnappyCompression;
+    }
+    if (setup.has("wal_recovery")) o.wal_recovery_mode = ::rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+    if (setup.has("track_wals")) o.track_and_verify_wals_in_manifest = true;
+    if (setup.has("info_log"))
+      o.info_log = std::make_shared<ks::rocksdb_info_log>((dir / "native").string() + "/LOG");
     ::rocksdb::BlockBasedTableOptions t;
-    t.block_cache = ::rocksdb::NewLRUCache(std::size_t{8} << 20);
-    t.filter_policy.reset(::rocksdb::NewBloomFilterPolicy(10));
-    o.table_factory.reset(::rocksdb::NewBlockBasedTableFactory(t));
+    if (setup.has("cache_8mib")) t.block_cache = ::rocksdb::NewLRUCache(std::size_t{8} << 20);
+    if (setup.has("bloom_filter")) t.filter_policy.reset(::rocksdb::NewBloomFilterPolicy(10));
+    if (setup.view == cmp::baseline::same_settings) o.table_factory.reset(::rocksdb::NewBlockBasedTableFactory(t));
+    if (o.info_log) fs::create_directories(dir / "native");
     ::rocksdb::DB* db = nullptr;
     check(::rocksdb::DB::Open(o, (dir / "native").string(), &db), "rocksdb::DB::Open");
     db_.reset(db);
     wo_.sync = sync;
-    ro_.verify_checksums = true;
+    ro_.verify_checksums = true;  // RocksDB's default too
   }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     ::rocksdb::WriteBatch& b = kept_batch<::rocksdb::WriteBatch>();
@@ -775,8 +1066,13 @@ class rocksdb_native final : public native_kv {
     for (const auto& [k, v] : kvs) b.Put(k, v);
     check(db_->Write(wo_, &b), "rocksdb::DB::Write");
   }
-  bool get(const std::string& key, std::string& value) override {
-    const auto s = db_->Get(ro_, native_key(key), &value);
+  void erase(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    ::rocksdb::WriteBatch& b = kept_batch<::rocksdb::WriteBatch>();
+    for (std::size_t i = first; i < last; ++i) b.Delete(native_key(keys[i]));
+    check(db_->Write(wo_, &b), "rocksdb::DB::Write");
+  }
+  bool get_raw(const std::string& key, std::string& value) override {
+    const auto s = db_->Get(ro_, key, &value);
     if (s.IsNotFound()) return false;
     check(s, "rocksdb::DB::Get");
     return true;
@@ -806,39 +1102,58 @@ class rocksdb_native final : public native_kv {
 #if KEYSCHEMA_BENCH_WITH_SQLITE
 // SQLite as the adapter sets it up: one STRICT, WITHOUT ROWID table of BLOB keys in WAL mode,
 // synchronous FULL (sync on) or NORMAL (sync off), 8 MiB page cache, statements prepared once,
-// one BEGIN IMMEDIATE ... COMMIT per batch.
+// one BEGIN IMMEDIATE ... COMMIT per batch; or, in the user view, the same table in SQLite's
+// default rollback journal (DELETE) and page cache, synchronous FULL (its default) or OFF (sync
+// off). One connection, used by one thread at a time (a mutex), as a user's code would share it.
 class sqlite_native final : public native_kv {
  public:
-  sqlite_native(const fs::path& dir, bool sync) {
+  sqlite_native(const fs::path& dir, bool sync, const native_setup& setup = {}) {
     fs::create_directories(dir);
     check(::sqlite3_open_v2((dir / "native.sqlite3").c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
           "sqlite3_open_v2");
-    exec("PRAGMA journal_mode = WAL");
-    exec(sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
-    exec("PRAGMA cache_size = -8192");
+    if (setup.has("wal")) {
+      exec("PRAGMA journal_mode = WAL");
+      exec(sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+    } else if (!sync) {
+      exec("PRAGMA synchronous = OFF");
+    }
+    if (setup.has("cache_8mib")) exec("PRAGMA cache_size = -8192");
     exec("CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) STRICT, WITHOUT ROWID");
     put_ = prepare("INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)");
     get_ = prepare("SELECT v FROM kv WHERE k = ?1");
+    del_ = prepare("DELETE FROM kv WHERE k = ?1");
     range_ = prepare("SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k LIMIT ?2");
     begin_ = prepare("BEGIN IMMEDIATE");
     commit_ = prepare("COMMIT");
   }
   ~sqlite_native() override {
-    for (sqlite3_stmt* st : {put_, get_, range_, begin_, commit_}) ::sqlite3_finalize(st);
+    for (sqlite3_stmt* st : {put_, get_, del_, range_, begin_, commit_}) ::sqlite3_finalize(st);
     ::sqlite3_close(db_);
   }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    std::lock_guard lk(mu_);
     step_done(begin_, "BEGIN IMMEDIATE");
     for (std::size_t i = first; i < last; ++i) put(native_key(keys[i]), value_150);
     step_done(commit_, "COMMIT");
   }
   void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+    std::lock_guard lk(mu_);
     step_done(begin_, "BEGIN IMMEDIATE");
     for (const auto& [k, v] : kvs) put(k, v);
     step_done(commit_, "COMMIT");
   }
-  bool get(const std::string& key, std::string& value) override {
-    const std::string k = native_key(key);
+  void erase(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
+    std::lock_guard lk(mu_);
+    step_done(begin_, "BEGIN IMMEDIATE");
+    for (std::size_t i = first; i < last; ++i) {
+      const std::string k = native_key(keys[i]);
+      ::sqlite3_bind_blob(del_, 1, k.data(), static_cast<int>(k.size()), SQLITE_STATIC);
+      step_done(del_, "DELETE");
+    }
+    step_done(commit_, "COMMIT");
+  }
+  bool get_raw(const std::string& k, std::string& value) override {
+    std::lock_guard lk(mu_);
     ::sqlite3_bind_blob(get_, 1, k.data(), static_cast<int>(k.size()), SQLITE_STATIC);
     const int rc = ::sqlite3_step(get_);
     const bool found = rc == SQLITE_ROW;
@@ -848,6 +1163,7 @@ class sqlite_native final : public native_kv {
     return found;
   }
   std::size_t range(const std::string& from, std::size_t n) override {
+    std::lock_guard lk(mu_);
     const std::string k = native_key(from);
     ::sqlite3_bind_blob(range_, 1, k.data(), static_cast<int>(k.size()), SQLITE_STATIC);
     ::sqlite3_bind_int64(range_, 2, static_cast<sqlite3_int64>(n));
@@ -893,9 +1209,11 @@ class sqlite_native final : public native_kv {
     ::sqlite3_bind_blob(put_, 2, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
     step_done(put_, "INSERT");
   }
+  std::mutex mu_;  // one thread at a time on the connection and its statements
   sqlite3* db_ = nullptr;
   sqlite3_stmt* put_ = nullptr;
   sqlite3_stmt* get_ = nullptr;
+  sqlite3_stmt* del_ = nullptr;
   sqlite3_stmt* range_ = nullptr;
   sqlite3_stmt* begin_ = nullptr;
   sqlite3_stmt* commit_ = nullptr;
@@ -912,15 +1230,15 @@ std::string be(std::uint64_t v, int bytes) {
 }
 
 // chunk_size 0: one 1 KiB content value per message; otherwise 64 KiB bodies in chunks of
-// chunk_size (the chunks only: no header, no erase of a previous value).
+// chunk_size (the chunks only: no header, no erase of a previous value). Not timed when p is null.
 void publish_native(native_kv& db, std::uint64_t messages, std::uint64_t queues, std::size_t chunk_size,
-                    cmp::probe& p) {
+                    cmp::probe* p) {
   std::map<std::string, std::int64_t> counts;
   const std::string content(1024, 'c'), meta(64, 'm');
   std::vector<std::pair<std::string, std::string>> kvs;
   for (std::uint64_t first = 0; first < messages; first += 100) {
     const std::uint64_t last = std::min(messages, first + 100);
-    p.op([&] {
+    auto commit = [&] {
       kvs.clear();
       std::map<std::string, std::int64_t> touched;
       for (std::uint64_t id = first; id < last; ++id) {
@@ -935,8 +1253,41 @@ void publish_native(native_kv& db, std::uint64_t messages, std::uint64_t queues,
       }
       for (const auto& [q, c] : touched) kvs.emplace_back("C" + q, be(static_cast<std::uint64_t>(c), 8));
       db.write_pairs(kvs);
-    }, last - first);
+    };
+    if (p != nullptr) p->op(commit, last - first);
+    else commit();
   }
+}
+
+std::string native_content_key(std::uint64_t id) { return "M" + be(id, 8) + be(0, 4); }
+
+// writers_N on a native API: each thread commits its own messages one at a time (content,
+// metadata, index entry and its queue's count). A thread's queue is its own (threads <= queues),
+// so it keeps the count itself and writes it, where the store adds 1 to the stored count.
+void writers_native(native_kv& db, const sizes& sz, unsigned threads, cmp::probe& p) {
+  std::vector<std::int64_t> counts(threads, 0);
+  const std::string content(1024, 'c'), meta(64, 'm');
+  p.parallel(threads, sz.concurrent_commits / threads, [&](unsigned t, std::uint64_t i) {
+    thread_local std::vector<std::pair<std::string, std::string>> kvs;
+    const std::uint64_t id = (std::uint64_t{t} << 32) | i;
+    const std::string q = queue_name(t % sz.queues);
+    kvs.clear();
+    kvs.emplace_back(native_content_key(id), content);
+    kvs.emplace_back("D" + q + std::string(1, '\0') + be(id, 8), meta);
+    kvs.emplace_back("I" + be(id, 8), q);
+    kvs.emplace_back("C" + q, be(static_cast<std::uint64_t>(++counts[t]), 8));
+    db.write_pairs(kvs);
+  });
+}
+
+// readers_N on a native API: the same random reads of message contents (preloaded, not timed).
+void readers_native(native_kv& db, const sizes& sz, unsigned threads, cmp::probe& p) {
+  publish_native(db, sz.messages, sz.queues, 0, nullptr);
+  p.parallel(threads, sz.concurrent_reads / threads, [&](unsigned t, std::uint64_t i) {
+    thread_local std::string v;
+    const std::uint64_t id = (i * 2654435761u + t * 97u) % sz.messages;
+    if (!db.get_raw(native_content_key(id), v)) throw std::runtime_error("readers native: message missing");
+  });
 }
 
 struct table_workloads {
@@ -1043,7 +1394,91 @@ struct table_workloads {
       }
     };
   }
+  void removals_native(native_kv& db, cmp::probe& p) const {
+    native_load(db, keys, 1000, nullptr);
+    const std::uint64_t n = std::min<std::uint64_t>(sz.removals, keys.size());
+    for (std::uint64_t first = 0; first < n; first += 100) {
+      const std::uint64_t last = std::min(n, first + 100);
+      p.op([&] { db.erase(keys, first, last); }, last - first);
+    }
+  }
 };
+
+// --setting-costs: what each adapter setting costs, measured on the engines' native APIs. For
+// each engine, the native side runs with all of the adapter's settings, with all but one (each
+// setting of native_settings() in turn) and as a user would open the engine (the engine's
+// default options), round-robin over warm-up + repetitions; each row prints the rate with the
+// setting divided by the rate without it (with every setting: the adapter's settings against
+// the engine's defaults). Below 1: what the setting costs; "~" marks a difference the decision
+// rule does not call significant. Workloads: publish at sync on and off, random_reads and
+// random_range_reads of the standard table.
+int measure_setting_costs(cmp::runner<broker>& br, const std::vector<std::pair<std::string, native_open>>& natives,
+                          const sizes& sz) {
+  const table_workloads tw(sz);
+  struct workload {
+    const char* name;
+    bool sync;
+    std::function<void(native_kv&, cmp::probe&)> fn;
+  };
+  const std::vector<workload> workloads{
+      {"publish sync on", true, [&](native_kv& db, cmp::probe& p) { publish_native(db, sz.messages, sz.queues, 0, &p); }},
+      {"publish sync off", false, [&](native_kv& db, cmp::probe& p) { publish_native(db, sz.messages, sz.queues, 0, &p); }},
+      {"random_reads", false, [&](native_kv& db, cmp::probe& p) { tw.random_reads_native(db, p); }},
+      {"random_range_reads", false, [&](native_kv& db, cmp::probe& p) { tw.range_reads_native(db, p); }},
+  };
+  const cmp::options& opt = br.opts();
+  std::cout << "setting costs: the native API's rate with the setting / without it (below 1: its cost; "
+            << "~: not significant, Mann-Whitney U p >= 0.01 or < 5 % apart; " << opt.repetitions << " repetitions)\n";
+  std::printf("%-8s %-26s", "engine", "setting");
+  for (const workload& w : workloads) std::printf(" %20s", w.name);
+  std::printf("\n");
+  std::uint64_t counter = 0;
+  for (const auto& [engine, open] : natives) {
+    const auto found = native_settings().find(engine);
+    if (found == native_settings().end()) continue;
+    std::vector<native_setup> setups{native_setup{}};
+    for (const std::string& s : found->second) setups.push_back(native_setup{cmp::baseline::same_settings, s});
+    setups.push_back(native_setup{cmp::baseline::user_view, {}});
+    // rates[setup][workload]: ops/s of each repetition.
+    std::vector<std::vector<std::vector<double>>> rates(setups.size(), std::vector<std::vector<double>>(workloads.size()));
+    for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
+      for (int rep = 0; rep < opt.warmup + opt.repetitions; ++rep) {
+        for (std::size_t si = 0; si < setups.size(); ++si) {
+          br.progress("setting costs: " + engine + " " + workloads[wi].name + " " +
+                      (setups[si].view == cmp::baseline::user_view ? "defaults"
+                       : setups[si].without.empty()                ? "adapter"
+                                                                   : "without " + setups[si].without));
+          const fs::path dir = br.data_dir() / ("cost-" + std::to_string(++counter));
+          fs::create_directories(dir);
+          cmp::probe p(workloads[wi].sync);
+          {
+            auto db = open(dir, workloads[wi].sync, setups[si]);
+            workloads[wi].fn(*db, p);
+          }
+          fs::remove_all(dir);
+          const cmp::sample& m = p.measured();
+          if (rep >= opt.warmup && m.seconds > 0) rates[si][wi].push_back(static_cast<double>(m.items) / m.seconds);
+        }
+      }
+    }
+    for (std::size_t si = 1; si < setups.size(); ++si) {
+      const bool user = setups[si].view == cmp::baseline::user_view;
+      std::printf("%-8s %-26s", engine.c_str(), user ? "all (against defaults)" : setups[si].without.c_str());
+      for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
+        const auto& with = rates[0][wi];
+        const auto& without = rates[si][wi];
+        const cmp::comparison_result c = cmp::compare(with, without);
+        char cell[32];
+        std::snprintf(cell, sizeof cell, "%.2f%s", cmp::median(with) / cmp::median(without),
+                      c.v == cmp::verdict::no_clear_winner ? " ~" : "");
+        std::printf(" %20s", cell);
+      }
+      std::printf("\n");
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
 
 #if KEYSCHEMA_BENCH_WITH_ETCD
 // The etcd side: every run's store keeps its keys under one prefix of the cluster. Opening a
@@ -1179,11 +1614,12 @@ void usage() {
       "                      xa_rollback,reopen,recovery_grouped,recovery_per_topic,expiry,bulk_load,\n"
       "                      individual_writes,batch_writes,random_reads,random_reads_2_threads,\n"
       "                      random_range_reads,removals,writers_1,writers_2,writers_4,writers_8,\n"
-      "                      readers_1,readers_2,readers_4,readers_8]\n"
+      "                      readers_1,readers_2,readers_4,readers_8,mixed]\n"
       "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
       "         [--json PATH] [--svg PATH] [--no-progress]\n"
       "         [--etcd-endpoints URL,... | --etcd-script PATH] [--etcd-port N] [--etcd-limits]\n"
-      "Default: every backend but etcd and every workload, 1 warm-up and 5 repetitions, --json\n"
+      "         [--setting-costs]\n"
+      "Default: every backend but etcd and every workload, no warm-up and 5 repetitions, --json\n"
       "keyschema-bench.json --svg keyschema-bench.svg in the current directory, data in a fresh\n"
       "temporary directory. --quick: sizes / 20, no warm-up, 1 repetition (seconds; indicative only:\n"
       "one repetition names no store faster); --full: sizes x 10; --scale F: sizes x F.\n"
@@ -1197,7 +1633,13 @@ void usage() {
       "commit is replicated and fsync'ed); batches beyond its 128 operations per Txn run smaller\n"
       "(listed under the table). --etcd-limits: instead of the workloads, measure etcd's limits on a\n"
       "cluster of its own (operations and bytes per Txn, value size, a 64 MiB space quota filled\n"
-      "until etcd refuses writes) and print each error the adapter gives.");
+      "until etcd refuses writes) and print each error the adapter gives.\n"
+      "--setting-costs: instead of the workloads, measure what each adapter setting costs on the\n"
+      "engines' native APIs (the rate with the setting / without it; publish at sync on and off,\n"
+      "random reads, range reads), and the adapter's settings against the engine's defaults.\n"
+      "The native columns: 'native' divides keyschema's rate by the engine's with the adapter's\n"
+      "settings (what the typed layer costs), 'user' by the plain engine's with its default\n"
+      "options (what a user writing the engine calls themselves gives up, settings included).");
 }
 
 }  // namespace
@@ -1215,11 +1657,16 @@ static std::string default_etcd_script() {
 int main(int argc, char** argv) {
   try {
     cmp::options opt = cmp::options::parse(argc, argv);
+    // No warm-up run unless --warmup asks for one: every run opens a fresh store in a fresh
+    // directory, and the round-robin order of the repetitions keeps any one store from always
+    // running first.
+    if (std::none_of(argv + 1, argv + argc, [](const char* a) { return std::string_view(a) == "--warmup"; }))
+      opt.warmup = 0;
     sizes sz;
     bool quick = false;
     std::string etcd_endpoints, etcd_script = default_etcd_script();
     int etcd_port = 24800;
-    bool etcd_limits = false;
+    bool etcd_limits = false, setting_costs = false;
     for (std::size_t i = 0; i < opt.rest.size(); ++i) {
       const std::string& a = opt.rest[i];
       if (a == "--etcd-endpoints" && i + 1 < opt.rest.size()) {
@@ -1230,6 +1677,8 @@ int main(int argc, char** argv) {
         etcd_port = std::stoi(opt.rest[++i]);
       } else if (a == "--etcd-limits") {
         etcd_limits = true;
+      } else if (a == "--setting-costs") {
+        setting_costs = true;
       } else if (a == "--help" || a == "-h") {
         usage();
         return 0;
@@ -1263,7 +1712,7 @@ int main(int argc, char** argv) {
                "consume", "drain", "drained_lookup", "drained_lookup_compacted", "xa_commit", "xa_rollback", "reopen",
                "recovery_grouped", "recovery_per_topic", "expiry", "bulk_load", "individual_writes", "batch_writes",
                "random_reads", "random_reads_2_threads", "random_range_reads", "removals", "writers_1", "writers_2",
-               "writers_4", "writers_8", "readers_1", "readers_2", "readers_4", "readers_8"},
+               "writers_4", "writers_8", "readers_1", "readers_2", "readers_4", "readers_8", "mixed"},
               {"memory", "leveldb", "lmdb", "rocksdb", "sqlite", "etcd"});
 #if KEYSCHEMA_BENCH_WITH_ETCD
     // Declared after the runner: stopped before the runner removes the data directory.
@@ -1287,34 +1736,51 @@ int main(int argc, char** argv) {
     bench_backends<broker> bb(etcd);
     bench_backends<table> tb(etcd);
     bench_backends<expiry_schema> eb(etcd);
+    bench_backends<mixed_schema> mb(etcd);
 #else
     bench_backends<broker> bb;
     bench_backends<table> tb;
     bench_backends<expiry_schema> eb;
+    bench_backends<mixed_schema> mb;
 #endif
     std::vector<std::pair<std::string, native_open>> natives;
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
-    natives.emplace_back("leveldb", [](const fs::path& d, bool s) { return std::make_unique<leveldb_native>(d, s); });
+    natives.emplace_back("leveldb", [](const fs::path& d, bool s, const native_setup& u) {
+      return std::make_unique<leveldb_native>(d, s, u);
+    });
 #endif
 #if KEYSCHEMA_BENCH_WITH_LMDB
-    natives.emplace_back("lmdb", [](const fs::path& d, bool s) { return std::make_unique<lmdb_native>(d, s); });
+    natives.emplace_back("lmdb", [](const fs::path& d, bool s, const native_setup& u) {
+      return std::make_unique<lmdb_native>(d, s, u);
+    });
 #endif
 #if KEYSCHEMA_BENCH_WITH_ROCKSDB
-    natives.emplace_back("rocksdb", [](const fs::path& d, bool s) { return std::make_unique<rocksdb_native>(d, s); });
+    natives.emplace_back("rocksdb", [](const fs::path& d, bool s, const native_setup& u) {
+      return std::make_unique<rocksdb_native>(d, s, u);
+    });
 #endif
 #if KEYSCHEMA_BENCH_WITH_SQLITE
-    natives.emplace_back("sqlite", [](const fs::path& d, bool s) { return std::make_unique<sqlite_native>(d, s); });
+    natives.emplace_back("sqlite", [](const fs::path& d, bool s, const native_setup& u) {
+      return std::make_unique<sqlite_native>(d, s, u);
+    });
 #endif
+    if (setting_costs) return measure_setting_costs(br, natives, sz);
+    // Runs fn(native_kv&, probe&) as `workload` of runner r on every engine's native API, with the
+    // adapter's settings and as a user would open the engine (both baselines).
+    auto run_natives = [&](auto& r, const std::string& workload, auto fn) {
+      for (const auto& [backend, open] : natives)
+        for (const cmp::baseline view : {cmp::baseline::same_settings, cmp::baseline::user_view})
+          r.run_native(workload, backend, [&, open = open, view](const fs::path& d, cmp::probe& p) {
+            auto db = open(d, p.sync(), native_setup{view, {}});
+            fn(*db, p);
+          }, view);
+    };
 
     // The broker workload and its variants.
     auto publish_variant = [&](const std::string& name, auto work, std::uint64_t messages, std::uint64_t queues,
                                std::size_t chunk_size) {
       bb.run(br, name, work);
-      for (const auto& [backend, open] : natives)
-        br.run_native(name, backend, [&, open = open](const fs::path& d, cmp::probe& p) {
-          auto db = open(d, p.sync());
-          publish_native(*db, messages, queues, chunk_size, p);
-        });
+      run_natives(br, name, [&](native_kv& db, cmp::probe& p) { publish_native(db, messages, queues, chunk_size, &p); });
     };
     publish_variant("publish", publish_workload("publish", sz.messages, sz.queues), sz.messages, sz.queues, 0);
     for (const std::uint64_t queues : {1, 100, 10000}) {
@@ -1323,8 +1789,11 @@ int main(int argc, char** argv) {
     }
     publish_variant("publish_64k", publish_64k_workload(sz), sz.chunked, sz.queues, chunk_16k);
     for (const unsigned threads : {1u, 2u, 4u, 8u}) {
-      bb.run(br, "writers_" + std::to_string(threads), writers_workload(sz, threads));
-      bb.run_reads(br, "readers_" + std::to_string(threads), readers_workload(sz, threads));
+      const std::string w = "writers_" + std::to_string(threads), rd = "readers_" + std::to_string(threads);
+      bb.run(br, w, writers_workload(sz, threads));
+      run_natives(br, w, [&](native_kv& db, cmp::probe& p) { writers_native(db, sz, threads, p); });
+      bb.run_reads(br, rd, readers_workload(sz, threads));
+      run_natives(br, rd, [&](native_kv& db, cmp::probe& p) { readers_native(db, sz, threads, p); });
     }
     bb.run_reads(br, "browse", browse_workload(sz));
     bb.run(br, "consume", consume_workload(sz));
@@ -1343,6 +1812,9 @@ int main(int argc, char** argv) {
     cmp::runner<expiry_schema> er(eopt);
     eb.run(er, "expiry", expiry_workload(sz));
 
+    // The mixed workload: publishers, consumers and the expiry sweeper at once on one store.
+    if (br.offer("mixed")) mb.apply([&](const auto&... b) { run_mixed_all(br, sz, b...); });
+
     // The standard table runs in a runner of its own schema; its results join the first's.
     cmp::options topt = opt;
     topt.dir = br.data_dir() / "table";
@@ -1350,14 +1822,7 @@ int main(int argc, char** argv) {
     const table_workloads tw(sz);
 
     auto native = [&](const std::string& workload, void (table_workloads::*fn)(native_kv&, cmp::probe&) const) {
-      for (const auto& [name, open] : natives) {
-        // The SQLite native side shares one connection and its prepared statements: no concurrent reads.
-        if (workload == "random_reads_2_threads" && name == "sqlite") continue;
-        tr.run_native(workload, name, [&, open = open](const fs::path& d, cmp::probe& p) {
-          auto db = open(d, p.sync());
-          (tw.*fn)(*db, p);
-        });
-      }
+      run_natives(tr, workload, [&](native_kv& db, cmp::probe& p) { (tw.*fn)(db, p); });
     };
     tb.run(tr, "bulk_load", tw.bulk_load());
     native("bulk_load", &table_workloads::bulk_load_native);
@@ -1372,6 +1837,7 @@ int main(int argc, char** argv) {
     tb.run_reads(tr, "random_range_reads", tw.range_reads());
     native("random_range_reads", &table_workloads::range_reads_native);
     tb.run(tr, "removals", tw.removals());
+    native("removals", &table_workloads::removals_native);
 
     // One report: the broker runner owns the output options and the machine description.
     br.machine().note = quick ? "--quick sizes" : "";

@@ -15,6 +15,10 @@
 //                         ks::comparison::backend<my_schema, ks::lmdb_backend>{"lmdb"});
 //   return r.finish();                                             // table, JSON, SVG
 //
+// A workload may also be handed a class of the program's own that owns the store (its message
+// store wrapper, say) instead of the store: backend<Schema, B, Owner> opens the Owner and lends the
+// harness the store inside it (backend::store_of).
+//
 // Statistics (statistics.hpp): every repetition's rate is kept (result::samples); a cell is
 // reported as the median with min..max and the count; the repetitions of the cells of one
 // workload run round-robin, so a change of the machine's load hits every store alike; and a
@@ -30,7 +34,10 @@
 // counts, so a workload prepares its data outside op() (e.g. a preload before timed reads).
 // A backend that is not durable (the memory backend) runs once, reported with sync = false.
 // The backend's native API can be measured in the same run (runner::run_native) so that the
-// table and JSON carry the keyschema/native ratio.
+// table and JSON carry the keyschema/native ratio, against two baselines: the engine opened with
+// the adapter's settings (baseline::same_settings: what the typed layer costs) and the plain
+// engine with its own default options (baseline::user_view: what a user who would write the
+// engine calls themselves gives up, the adapter's safety settings included).
 //
 // Thread-safety: a runner is used from one thread; the workload may start threads of its own but
 // must call probe::op from the thread that runs the workload. Nothing here is shared between
@@ -49,6 +56,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <concepts>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -89,6 +97,12 @@ struct sample {
   std::vector<double> latencies_us;
 };
 
+// What the native side of a comparison (runner::run_native) is measured against.
+enum class baseline {
+  same_settings,  // the engine opened with the adapter's settings (checksums, paranoid checks, ...)
+  user_view,      // the plain engine with its own default options, as a user would open it
+};
+
 // One line of the report: a workload on a backend at one durability.
 struct result {
   std::string backend;
@@ -99,12 +113,16 @@ struct result {
   double calls_per_s = 0.0;    // op() calls (commits, for write workloads) per second, median
   double p50_us = 0.0;         // latency of one op() call, over all repetitions' calls
   double p99_us = 0.0;
-  double native_ops_per_s = 0.0;  // the same workload on the native API; 0 when not measured
+  double native_ops_per_s = 0.0;  // the same workload on the native API with the adapter's
+                                  // settings (baseline::same_settings); 0 when not measured
+  double user_ops_per_s = 0.0;    // the same on the plain engine with its default options
+                                  // (baseline::user_view); 0 when not measured
   std::uint64_t disk_bytes = 0;   // allocated bytes of the database directory (last repetition)
   std::uint64_t disk_bytes_compacted = 0;  // the same after backend::compact; 0: not measured
   bool reads = false;             // a read workload (run_reads): durability does not apply
   std::vector<double> samples{};        // ops/s of each repetition, in the order they ran
   std::vector<double> native_samples{}; // the native API's, when measured
+  std::vector<double> user_samples{};   // the user view's, when measured
 };
 
 // Combines the repetitions of one (backend, sync, workload): ops/s and calls/s are medians of
@@ -271,11 +289,20 @@ inline double measure_fsync_rate(const std::filesystem::path& dir, double second
 // How to open a store of `Schema` on backend `B` at a path, and whether it keeps data on disk.
 // The default opener constructs store<Schema, B>{path} when B is constructible from a path, else
 // store<Schema, B>{}. `open` must return a store that owns everything under the path it is given.
-template <class Schema, class B>
+//
+// Owner: what the workload is handed, by default the store itself. A program that wraps its store
+// in a class of its own (which owns the store and offers the program's operations) names that class
+// here: `open` (and `reopen`) return the wrapper, the workload is called with it (work(wrapper&,
+// probe&), and probe::reopen(wrapper) hands back the reopened wrapper), and `store_of` lends the
+// harness the store inside it for compact. The default opener constructs Owner{path}; the default
+// store_of calls owner.store() when Owner has such a member returning store<Schema, B>&, else
+// compaction is not measured unless store_of is set.
+template <class Schema, class B, class Owner = store<Schema, B>>
 struct backend {
   using store_type = store<Schema, B>;
+  using owner_type = Owner;
   std::string name;
-  std::function<std::unique_ptr<store_type>(const std::filesystem::path&)> open = default_open;
+  std::function<std::unique_ptr<Owner>(const std::filesystem::path&)> open = default_open;
   bool durable = std::is_constructible_v<B, const std::filesystem::path&>;
   // The backend makes every commit durable whatever write_options::sync says (etcd): it runs at
   // sync on only.
@@ -285,13 +312,26 @@ struct backend {
   // its data elsewhere (a server).
   std::function<std::uint64_t(const std::filesystem::path&)> measure_disk = {};
   // Opens the database a run's store was closed on again, for probe::reopen; unset: `open`.
-  std::function<std::unique_ptr<store_type>(const std::filesystem::path&)> reopen = {};
+  std::function<std::unique_ptr<Owner>(const std::filesystem::path&)> reopen = {};
   // Compacts the store (given with the run's directory) after the last repetition of a write
   // workload and returns the bytes it occupies then (result::disk_bytes_compacted); 0: not
   // measured. Default: the backend's compact_range over everything, then the directory's
   // allocated bytes, when the backend has one (LevelDB, RocksDB); unset for the others. It may
   // leave the store unusable (the store is closed and removed right after).
   std::function<std::uint64_t(store_type&, const std::filesystem::path&)> compact = default_compact();
+  // The store an owner holds (borrowed for compact); unset: no compaction figure for an Owner
+  // that is not the store.
+  std::function<store_type&(Owner&)> store_of = default_store_of();
+
+  static std::function<store_type&(Owner&)> default_store_of() {
+    if constexpr (std::is_same_v<Owner, store_type>) {
+      return [](Owner& o) -> store_type& { return o; };
+    } else if constexpr (requires(Owner& o) { { o.store() } -> std::same_as<store_type&>; }) {
+      return [](Owner& o) -> store_type& { return o.store(); };
+    } else {
+      return {};
+    }
+  }
 
   static std::function<std::uint64_t(store_type&, const std::filesystem::path&)> default_compact() {
     if constexpr (backend_with_compact_range<B>) {
@@ -304,11 +344,14 @@ struct backend {
     }
   }
 
-  static std::unique_ptr<store_type> default_open(const std::filesystem::path& p) {
-    if constexpr (std::is_constructible_v<B, const std::filesystem::path&>) {
-      return std::make_unique<store_type>(p);
+  static std::unique_ptr<Owner> default_open(const std::filesystem::path& p) {
+    // The store forwards its arguments to B (it is constructible from anything): ask B.
+    constexpr bool from_path = std::is_same_v<Owner, store_type> ? std::is_constructible_v<B, const std::filesystem::path&>
+                                                                  : std::is_constructible_v<Owner, const std::filesystem::path&>;
+    if constexpr (from_path) {
+      return std::make_unique<Owner>(p);
     } else {
-      return std::make_unique<store_type>();
+      return std::make_unique<Owner>();
     }
   }
 };
@@ -523,7 +566,8 @@ inline std::vector<std::string> recommendations(const std::vector<result>& runs,
 //    "settings":{"warmup":1,"repetitions":5,"sync":"both","backends":[...],"workloads":[...]},
 //    "machine":{...}, "runs":[{..., "ops_per_s":median, "min_ops_per_s", "max_ops_per_s",
 //    "samples":[each repetition's ops/s], "native_ops_per_s":median or null,
-//    "native_samples":[...], "disk_bytes_compacted":bytes or null}, ...],
+//    "native_samples":[...], "user_ops_per_s":median or null, "user_samples":[...],
+//    "disk_bytes_compacted":bytes or null}, ...],
 //    "recommendations":["...", ...]}
 // A figure that was not measured is null (never 0). settings is absent when opt is null.
 inline std::string to_json(const machine_info& m, const std::vector<result>& runs, const options* opt = nullptr) {
@@ -572,6 +616,10 @@ inline std::string to_json(const machine_info& m, const std::vector<result>& run
     if (r.native_ops_per_s > 0) o << r.native_ops_per_s; else o << "null";
     o << ",\"native_samples\":";
     list(r.native_samples);
+    o << ",\"user_ops_per_s\":";
+    if (r.user_ops_per_s > 0) o << r.user_ops_per_s; else o << "null";
+    o << ",\"user_samples\":";
+    list(r.user_samples);
     o << ",\"disk_bytes\":";
     if (r.durable) o << r.disk_bytes; else o << "null";
     o << ",\"disk_bytes_compacted\":";
@@ -594,14 +642,18 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
                 m.note.empty() ? "" : "; ", m.note.c_str());
   os << buf;
   if (quick) os << "--quick: INDICATIVE ONLY (small sizes, one repetition: no store is named faster)\n";
-  std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %19s %10s %10s %8s %8s %10s %10s\n", "workload", "backend", "sync",
-                "ops/s", "min..max (n)", "p50 us", "p99 us", "native", "x fsync", "disk", "compacted");
+  std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %19s %10s %10s %8s %8s %8s %10s %10s\n", "workload", "backend", "sync",
+                "ops/s", "min..max (n)", "p50 us", "p99 us", "native", "user", "x fsync", "disk", "compacted");
   os << buf;
   for (const result& r : runs) {
-    std::string ratio = "-";
+    std::string ratio = "-", user = "-";
     if (r.native_ops_per_s > 0) {
       std::snprintf(buf, sizeof buf, "%.2f", r.ops_per_s / r.native_ops_per_s);
       ratio = buf;
+    }
+    if (r.user_ops_per_s > 0) {
+      std::snprintf(buf, sizeof buf, "%.2f", r.ops_per_s / r.user_ops_per_s);
+      user = buf;
     }
     std::string fs = "-";
     if (r.sync && r.durable && !r.reads && m.fsync_per_s > 0) {
@@ -610,14 +662,15 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
     }
     const spread sp = summarize(r.samples);
     const std::string range = format_rate(sp.min) + ".." + format_rate(sp.max) + " (" + std::to_string(sp.n) + ")";
-    std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %19s %10.1f %10.1f %8s %8s %10s %10s\n", r.workload.c_str(),
+    std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %19s %10.1f %10.1f %8s %8s %8s %10s %10s\n", r.workload.c_str(),
                   r.backend.c_str(), r.durable && !r.reads ? (r.sync ? "on" : "off") : "-", format_rate(r.ops_per_s).c_str(),
-                  range.c_str(), r.p50_us, r.p99_us, ratio.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-",
+                  range.c_str(), r.p50_us, r.p99_us, ratio.c_str(), user.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-",
                   r.disk_bytes_compacted > 0 ? format_bytes(r.disk_bytes_compacted).c_str() : "-");
     os << buf;
   }
   os << "ops/s: median of the repetitions (min..max and their count beside it); "
-        "native: keyschema ops/s divided by the native API's, same workload, same run; "
+        "native: keyschema ops/s divided by the native API's with the adapter's settings, same workload, same run; "
+        "user: the same divided by the plain engine's with its default options (a user's own code); "
         "x fsync: commits/s divided by the machine's fsync/s; compacted: disk after the engine's compaction\n";
   os << "recommendation (fastest store that keeps data on disk, and its lead over the next when it is significant:\n"
         "Mann-Whitney U over the repetitions, p < 0.01, medians >= 5 % apart; otherwise no clear winner):\n";
@@ -629,7 +682,8 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
 // transactions, as the workload counts them), one bar per (store, durability) with the stores in
 // fixed colours (memory grey, LevelDB blue, LMDB orange, RocksDB green, SQLite red, etcd
 // purple) and sync off beside sync on in a lighter shade, the spread of the repetitions as an
-// error bar (min..max), the native API's rate as a black tick, and a star over the store the
+// error bar (min..max), the native API's rate as a black tick (with the adapter's settings) and a
+// dashed red tick (the plain engine with its default options: the user view), and a star over the store the
 // recommendation names (only when its lead is significant: see recommendations()).
 inline std::string to_svg(const machine_info& m, const std::vector<result>& runs) {
   static const char* const palette[] = {"#b07aa1", "#9c755f", "#76b7b2", "#edc948"};
@@ -659,14 +713,23 @@ inline std::string to_svg(const machine_info& m, const std::vector<result>& runs
   char buf[320];
   std::snprintf(buf, sizeof buf,
                 "items/s per workload (own linear scale); bar: median, whisker: min..max of the repetitions; "
-                "light: sync off; black tick: native API; star: significantly fastest; %u cores, fsync %.0f/s",
+                "light: sync off; star: significantly fastest; %u cores, fsync %.0f/s",
                 m.cores, m.fsync_per_s);
   o << "<text x=\"" << gap << "\" y=\"18\" font-size=\"12\">" << buf << "</text>\n";
-  for (std::size_t bi = 0; bi < backends.size(); ++bi) {
-    const int lx = gap + static_cast<int>(bi) * 120, ly = 30;
+  int lx = gap;
+  const int ly = 30;
+  for (std::size_t bi = 0; bi < backends.size(); ++bi, lx += 90) {
     o << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"12\" height=\"12\" fill=\"" << colour(backends[bi])
       << "\"/><text x=\"" << lx + 16 << "\" y=\"" << ly + 10 << "\">" << backends[bi] << "</text>\n";
   }
+  // The two native baselines' ticks.
+  o << "<line x1=\"" << lx << "\" x2=\"" << lx + 18 << "\" y1=\"" << ly + 6 << "\" y2=\"" << ly + 6
+    << "\" stroke=\"black\" stroke-width=\"2\"/><text x=\"" << lx + 22 << "\" y=\"" << ly + 10
+    << "\">native, adapter's settings</text>\n";
+  lx += 190;
+  o << "<line x1=\"" << lx << "\" x2=\"" << lx + 18 << "\" y1=\"" << ly + 6 << "\" y2=\"" << ly + 6
+    << "\" stroke=\"#c00000\" stroke-width=\"2\" stroke-dasharray=\"3,2\"/><text x=\"" << lx + 22 << "\" y=\""
+    << ly + 10 << "\">native, engine's default options (user view)</text>\n";
   for (std::size_t wi = 0; wi < workloads.size(); ++wi) {
     const int px = gap + static_cast<int>(wi % cols) * (panel_w + gap);
     const int py = head + static_cast<int>(wi / cols) * (panel_h + gap);
@@ -676,7 +739,7 @@ inline std::string to_svg(const machine_info& m, const std::vector<result>& runs
       if (r.workload != workloads[wi]) continue;
       bars.push_back(&r);
       const spread sp = summarize(r.samples);
-      top = std::max({top, r.ops_per_s, sp.max, r.native_ops_per_s});
+      top = std::max({top, r.ops_per_s, sp.max, r.native_ops_per_s, r.user_ops_per_s});
     }
     if (top <= 0) top = 1;
     // A round axis top: 1, 2 or 5 times a power of ten.
@@ -722,6 +785,11 @@ inline std::string to_svg(const machine_info& m, const std::vector<result>& runs
         const int ny = y_of(r.native_ops_per_s);
         o << "<line x1=\"" << x - 1 << "\" x2=\"" << x + bw + 1 << "\" y1=\"" << ny << "\" y2=\"" << ny
           << "\" stroke=\"black\" stroke-width=\"2\"/>\n";
+      }
+      if (r.user_ops_per_s > 0) {
+        const int uy = y_of(r.user_ops_per_s);
+        o << "<line x1=\"" << x - 1 << "\" x2=\"" << x + bw + 1 << "\" y1=\"" << uy << "\" y2=\"" << uy
+          << "\" stroke=\"#c00000\" stroke-width=\"2\" stroke-dasharray=\"3,2\"/>\n";
       }
       if (const result* w = significant_winner(runs, r.workload, r.sync); w == &r) {
         o << "<text x=\"" << x + bw / 2 << "\" y=\"" << std::min(y, y_of(sp.max)) - 3
@@ -804,7 +872,14 @@ class runner {
     check_selected("--workloads", opt_.workloads, w);
     check_selected("--backends", opt_.backends, b);
   }
-  // The workload and backend names passed to run() / run_reads(), selected or not.
+  // Registers `workload` as one the program measures itself, outside run() (e.g. a workload
+  // whose concurrent roles are timed separately; its results join through add_results()), so
+  // that --workloads may name it, and says whether the options select it.
+  bool offer(const std::string& workload) {
+    known_workloads_.insert(workload);
+    return opt_.wants_workload(workload);
+  }
+  // The workload and backend names passed to run() / run_reads() or offer(), selected or not.
   const std::set<std::string>& known_workloads() const noexcept { return known_workloads_; }
   const std::set<std::string>& known_backends() const noexcept { return known_backends_; }
 
@@ -818,8 +893,8 @@ class runner {
   // Runs `work(db, probe&)` on every backend the options select, at each selected durability
   // (once, sync off, for a backend that is not durable), `warmup` + `repetitions` times, each on
   // a fresh store. Skipped entirely when the options do not select `workload`.
-  template <class Work, class... Bs>
-  void run(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+  template <class Work, class... Bs, class... Os>
+  void run(const std::string& workload, Work&& work, const backend<Schema, Bs, Os>&... bs) {
     known_workloads_.insert(workload);
     (known_backends_.insert(bs.name), ...);
     if (!opt_.wants_workload(workload)) return;
@@ -829,8 +904,8 @@ class runner {
   // Like run() for a workload that only reads (whatever it writes before its first op() is
   // preparation, written with probe::write()): every backend runs once, with probe::sync()
   // false, and the result is marked `reads` (no sync column, no fsync fraction).
-  template <class Work, class... Bs>
-  void run_reads(const std::string& workload, Work&& work, const backend<Schema, Bs>&... bs) {
+  template <class Work, class... Bs, class... Os>
+  void run_reads(const std::string& workload, Work&& work, const backend<Schema, Bs, Os>&... bs) {
     known_workloads_.insert(workload);
     (known_backends_.insert(bs.name), ...);
     if (!opt_.wants_workload(workload)) return;
@@ -838,15 +913,18 @@ class runner {
   }
 
   // Runs `native(dir, probe&)` (the same workload on the backend's own API, at the durability
-  // probe::sync() says) and stores its ops/s as native_ops_per_s of the matching result of
-  // run(): call it after run() for that workload. Does nothing when no such result exists.
+  // probe::sync() says) and stores its ops/s as native_ops_per_s (baseline::same_settings) or
+  // user_ops_per_s (baseline::user_view) of the matching result of run(): call it after run()
+  // for that workload. Does nothing when no such result exists.
   template <class Native>
-  void run_native(const std::string& workload, const std::string& backend_name, Native&& native) {
+  void run_native(const std::string& workload, const std::string& backend_name, Native&& native,
+                  baseline which = baseline::same_settings) {
     for (result& r : results_) {
       if (r.workload != workload || r.backend != backend_name) continue;
       std::vector<sample> reps;
       for (int i = 0; i < opt_.warmup + opt_.repetitions; ++i) {
-        progress(workload + " " + backend_name + " native sync " + (r.sync ? "on" : "off"));
+        progress(workload + " " + backend_name + (which == baseline::user_view ? " user view" : " native") + " sync " +
+                 (r.sync ? "on" : "off"));
         const std::filesystem::path dir = fresh_dir();
         probe p(r.sync);
         native(dir, p);
@@ -854,8 +932,8 @@ class runner {
         if (i >= opt_.warmup) reps.push_back(p.measured());
       }
       const result n = aggregate("", r.sync, "", reps);
-      r.native_ops_per_s = n.ops_per_s;
-      r.native_samples = n.samples;
+      (which == baseline::user_view ? r.user_ops_per_s : r.native_ops_per_s) = n.ops_per_s;
+      (which == baseline::user_view ? r.user_samples : r.native_samples) = n.samples;
     }
   }
 
@@ -900,8 +978,8 @@ class runner {
   // Runs every cell of the workload (each selected backend at each durability) warmup +
   // repetitions times, round-robin: repetition i of every cell before repetition i + 1 of any,
   // so that a change in the machine's load during the workload hits every store alike.
-  template <class Work, class... Bs>
-  void run_cells(const std::string& workload, Work& work, bool reads, const backend<Schema, Bs>&... bs) {
+  template <class Work, class... Bs, class... Os>
+  void run_cells(const std::string& workload, Work& work, bool reads, const backend<Schema, Bs, Os>&... bs) {
     std::vector<cell> cells;
     (add_cells(cells, workload, work, bs, reads), ...);
     const int total = opt_.warmup + opt_.repetitions;
@@ -924,8 +1002,8 @@ class runner {
     }
   }
 
-  template <class Work, class B>
-  void add_cells(std::vector<cell>& cells, const std::string& workload, Work& work, const backend<Schema, B>& b,
+  template <class Work, class B, class O>
+  void add_cells(std::vector<cell>& cells, const std::string& workload, Work& work, const backend<Schema, B, O>& b,
                  bool reads) {
     (void)workload;
     if (!opt_.wants_backend(b.name)) return;
@@ -956,7 +1034,7 @@ class runner {
             work(*db, p);
             p.reopen_ = {};
             bytes = b.measure_disk ? b.measure_disk(dir) : disk_bytes(dir);
-            if (last && !reads && b.compact) compacted = b.compact(*db, dir);
+            if (last && !reads && b.compact && b.store_of) compacted = b.compact(b.store_of(*db), dir);
           } catch (...) {
             db.reset();
             std::filesystem::remove_all(dir);
