@@ -43,20 +43,23 @@
 #
 #   keyschema_add_static_test(<file.cpp> [LIBS <lib>...])
 #       Compiles the file (static_assert tests) as part of the default build; the CTest test
-#       static.<stem> re-checks that the object is up to date, so a failure shows in test counts.
+#       static.<stem> passes when that compile succeeded (and shows the compiler's output if not).
 #
 #   keyschema_add_compile_fail(<file.cpp> [LIBS <lib>...])
 #       The file's first line must be `// expect: <regex>`. Two CTest tests:
-#         compile_fail.<stem>          builds the EXCLUDE_FROM_ALL target compile_fail_<stem> with
-#                                      `cmake --build`; passes only when the build FAILS and its
-#                                      output matches <regex> (a failure for another reason fails)
+#         compile_fail.<stem>          the target compile_fail_<stem> compiles the file in the
+#                                      build and records the outcome
+#                                      (cmake/keyschema-expect-fail.sh); passes only when the
+#                                      compile FAILED and its output matches <regex> (a failure
+#                                      for another reason fails)
 #         compile_fail.<stem>.control  the same file with -DKEYSCHEMA_COMPILE_FAIL_CONTROL must
-#                                      compile warning-free (target compile_fail_<stem>_control,
-#                                      part of the default build)
+#                                      compile warning-free (target compile_fail_<stem>_control)
 #
 #       Static and compile-fail targets (and the documentation blocks) run only the compiler's
 #       front end (-fsyntax-only through keyschema_syntax_only(), no sanitizers): only the front
-#       end matters.
+#       end matters. The static and compile-fail targets are part of the default build and of the
+#       target keyschema_frontend, which the fixture test frontend.build brings up to date (one
+#       build, compiles in parallel) before their tests read the results.
 #
 #   keyschema_add_package_tests()        package.find_package and package.add_subdirectory
 #                                        (with KEYSCHEMA_FRONTEND_TESTS only: see below)
@@ -151,8 +154,7 @@ endfunction()
 # the precompiled header of front-end test targets (compile-fail tests and their controls,
 # documentation blocks). Parsing <keyschema/keyschema.hpp> and the adapters is most of such a
 # compile (a documentation block: 4.7 of 4.9 s; a compile-fail check: about 3 of its 3.2 s), and
-# these builds run one after another under CTest (they share the build tree), so each one parses
-# it again on the suite's critical path. The object library <name> compiles the headers once with
+# each of them would parse it again. The object library <name> compiles the headers once with
 # the flags of keyschema_syntax_only() targets (-O0, the warnings, no sanitizer) but without its
 # -fsyntax-only launcher (GCC writes no .gch under -fsyntax-only); consumers add
 # `target_precompile_headers(<target> REUSE_FROM <name>)` and must link exactly LIBS and use
@@ -265,6 +267,45 @@ function(_keyschema_add_build_test test_name target)
     RESOURCE_LOCK keyschema_build_tree
     ENVIRONMENT "LC_ALL=C"
     TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+endfunction()
+
+# The front-end tests (static.*, compile_fail.* and their controls) compile in the build, not in
+# CTest: their targets are part of the default build and of keyschema_frontend, and the tests read
+# what the compiles left (KeyschemaCheckObject.cmake, KeyschemaCompileFail.cmake). The fixture test
+# frontend.build brings keyschema_frontend up to date in one build first, so that `ctest` alone
+# still checks the current sources, and the compiles run in parallel instead of one build-tool
+# invocation per test under the build-tree lock (71 serialized invocations before).
+function(_keyschema_frontend_fixture)
+  if(TARGET keyschema_frontend)
+    return()
+  endif()
+  add_custom_target(keyschema_frontend)
+  set(keep_going "")
+  if(CMAKE_GENERATOR MATCHES "Ninja")
+    set(keep_going "-k;0")
+  elseif(CMAKE_GENERATOR MATCHES "Makefiles")
+    set(keep_going "-k")
+  endif()
+  add_test(NAME frontend.build
+           COMMAND "${CMAKE_COMMAND}" "-DKEYSCHEMA_BUILD_DIR=${PROJECT_BINARY_DIR}" -DKEYSCHEMA_TARGETS=keyschema_frontend
+                   "-DKEYSCHEMA_CONFIG=$<CONFIG>" "-DKEYSCHEMA_KEEP_GOING=${keep_going}"
+                   -P "${_KEYSCHEMA_TESTING_DIR}/KeyschemaBuildFrontend.cmake")
+  set_tests_properties(frontend.build PROPERTIES
+    LABELS "static;compile_fail"
+    FIXTURES_SETUP keyschema_frontend
+    RESOURCE_LOCK keyschema_build_tree
+    ENVIRONMENT "LC_ALL=C"
+    TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+endfunction()
+
+# Registers <test_name>, which passes when <target> (one front-end source, <source>) compiled.
+function(_keyschema_add_frontend_test test_name target source)
+  _keyschema_frontend_fixture()
+  add_dependencies(keyschema_frontend ${target})
+  add_test(NAME ${test_name}
+           COMMAND "${CMAKE_COMMAND}" "-DKEYSCHEMA_OBJECT=$<TARGET_OBJECTS:${target}>" "-DKEYSCHEMA_SOURCE=${source}"
+                   -P "${_KEYSCHEMA_TESTING_DIR}/KeyschemaCheckObject.cmake")
+  set_tests_properties(${test_name} PROPERTIES FIXTURES_REQUIRED keyschema_frontend TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
 endfunction()
 
 function(keyschema_add_unit_test)
@@ -441,7 +482,8 @@ function(keyschema_add_static_test file)
   # Only the front end matters: no code generated, no sanitizer instrumentation.
   keyschema_syntax_only(${target})
   keyschema_warnings(${target})
-  _keyschema_add_build_test(static.${stem} ${target})
+  get_filename_component(abs "${file}" ABSOLUTE)
+  _keyschema_add_frontend_test(static.${stem} ${target} "${abs}")
   set_tests_properties(static.${stem} PROPERTIES LABELS "static")
   _keyschema_label_targets(${target} static)
 endfunction()
@@ -474,7 +516,7 @@ function(keyschema_add_compile_fail file)
   endif()
 
   set(target compile_fail_${stem})
-  add_library(${target} OBJECT EXCLUDE_FROM_ALL ${file})
+  add_library(${target} OBJECT ${file})
   add_library(${target}_control OBJECT ${file})
   foreach(t ${target} ${target}_control)
     target_link_libraries(${t} PRIVATE keyschema::keyschema ${arg_LIBS})
@@ -485,24 +527,28 @@ function(keyschema_add_compile_fail file)
     endif()
   endforeach()
   target_compile_definitions(${target}_control PRIVATE KEYSCHEMA_COMPILE_FAIL_CONTROL)
+  # The check's compile records its outcome and always succeeds (cmake/keyschema-expect-fail.sh),
+  # so it builds with everything else; the test below reads the record.
+  set_property(TARGET ${target} PROPERTY CXX_COMPILER_LAUNCHER sh "${_KEYSCHEMA_TESTING_DIR}/keyschema-expect-fail.sh")
 
   # The expected regex is re-read from the file at test time, so editing it needs no reconfigure.
+  _keyschema_frontend_fixture()
+  add_dependencies(keyschema_frontend ${target})
   add_test(NAME compile_fail.${stem}
            COMMAND "${CMAKE_COMMAND}"
-                   "-DKEYSCHEMA_BUILD_DIR=${PROJECT_BINARY_DIR}"
-                   "-DKEYSCHEMA_TARGET=${target}"
-                   "-DKEYSCHEMA_CONFIG=$<CONFIG>"
+                   "-DKEYSCHEMA_OBJECT=$<TARGET_OBJECTS:${target}>"
                    "-DKEYSCHEMA_SOURCE=${abs}"
                    -P "${_KEYSCHEMA_TESTING_DIR}/KeyschemaCompileFail.cmake")
   set_tests_properties(compile_fail.${stem} PROPERTIES
     LABELS "compile_fail"
-    RESOURCE_LOCK keyschema_build_tree
-    # The script exits non-zero unless the build failed with a matching diagnostic; it prints
+    FIXTURES_REQUIRED keyschema_frontend
+    # The script exits non-zero unless the compile failed with a matching diagnostic; it prints
     # this line only in that case.
     PASS_REGULAR_EXPRESSION "keyschema-compile-fail: expected diagnostic found"
     TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
-  _keyschema_add_build_test(compile_fail.${stem}.control ${target}_control)
+  _keyschema_add_frontend_test(compile_fail.${stem}.control ${target}_control "${abs}")
   set_tests_properties(compile_fail.${stem}.control PROPERTIES LABELS "compile_fail")
+  _keyschema_label_targets(${target} compile_fail)
   _keyschema_label_targets(${target}_control compile_fail)
 endfunction()
 
