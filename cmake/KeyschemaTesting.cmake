@@ -82,6 +82,10 @@
 #   KEYSCHEMA_CONFORMANCE_BATCH (4) topic files per conformance translation unit: above 1 the
 #                                  topics are compiled in unity batches of that size (fewer,
 #                                  larger objects: less CPU in all, less parallelism)
+#   KEYSCHEMA_UNSANITIZED_TESTS ("") test programs (target names) built without the sanitizers of
+#                                  KEYSCHEMA_SANITIZE, with a precompiled header of their own
+#                                  (scripts/test --quick: conformance_lmdb, so that its sanitizer
+#                                  pass covers the core, not LMDB's adapter a second time)
 #   KEYSCHEMA_UNIT_TEST_UNITY (ON) a keyschema_add_unit_test_group is one unity translation unit
 #                                  (OFF: one object per file, still one executable; compiles each
 #                                  file on its own, e.g. to check that it includes what it uses)
@@ -177,11 +181,17 @@ if(KEYSCHEMA_FRONTEND_TESTS AND KEYSCHEMA_TEST_PCH)
   keyschema_frontend_pch(keyschema_compile_fail_pch HEADERS <keyschema/keyschema.hpp>)
 endif()
 
-# Options of every unit/conformance test object: warnings, sanitizers, KEYSCHEMA_TEST_OPTIMIZE.
-# The precompiled header below is only reused by targets whose flags are exactly these.
+set(KEYSCHEMA_UNSANITIZED_TESTS "" CACHE STRING
+    "Test programs (target names, e.g. conformance_lmdb) built without KEYSCHEMA_SANITIZE's flags")
+
+# Options of every unit/conformance test object: warnings, sanitizers (unless the target is one of
+# KEYSCHEMA_UNSANITIZED_TESTS), KEYSCHEMA_TEST_OPTIMIZE. The precompiled headers below are only
+# reused by targets whose flags are exactly these.
 function(_keyschema_test_options target)
   keyschema_warnings(${target})
-  keyschema_sanitize(${target})
+  if(NOT target IN_LIST KEYSCHEMA_UNSANITIZED_TESTS)
+    keyschema_sanitize(${target})
+  endif()
   keyschema_test_optimize(${target})
 endfunction()
 
@@ -189,16 +199,19 @@ endfunction()
 # One precompiled header per build tree for every unit and conformance test: Catch2 and the
 # umbrella header, compiled with the same flags as the tests (sanitizers, -Werror, optimisation),
 # so each test reuses it (REUSE_FROM) instead of parsing both again.
-if(KEYSCHEMA_TEST_PCH)
-  set(_pch_source "${PROJECT_BINARY_DIR}/tests/keyschema_test_pch.cpp")
-  if(NOT EXISTS "${_pch_source}")
-    file(WRITE "${_pch_source}" "// Generated: the precompiled header's own translation unit (empty).\n")
+# KEYSCHEMA_UNSANITIZED_TESTS get their own, keyschema_test_pch_unsanitized, made on first use.
+function(_keyschema_test_pch name)
+  set(source "${PROJECT_BINARY_DIR}/tests/${name}.cpp")
+  if(NOT EXISTS "${source}")
+    file(WRITE "${source}" "// Generated: the precompiled header's own translation unit (empty).\n")
   endif()
-  add_library(keyschema_test_pch OBJECT "${_pch_source}")
-  target_link_libraries(keyschema_test_pch PRIVATE keyschema_test_support)
-  _keyschema_test_options(keyschema_test_pch)
-  target_precompile_headers(keyschema_test_pch PRIVATE <catch2/catch.hpp> <keyschema/keyschema.hpp>)
-  unset(_pch_source)
+  add_library(${name} OBJECT "${source}")
+  target_link_libraries(${name} PRIVATE keyschema_test_support)
+  _keyschema_test_options(${name})
+  target_precompile_headers(${name} PRIVATE <catch2/catch.hpp> <keyschema/keyschema.hpp>)
+endfunction()
+if(KEYSCHEMA_TEST_PCH)
+  _keyschema_test_pch(keyschema_test_pch)
 endif()
 
 keyschema_sanitizer_environment(_keyschema_sanitizer_env)
@@ -350,7 +363,15 @@ function(_keyschema_unit_executable target sources libs)
   target_link_libraries(${target} PRIVATE keyschema_test_main keyschema_test_support ${libs})
   _keyschema_test_options(${target})
   if(KEYSCHEMA_TEST_PCH)
-    target_precompile_headers(${target} REUSE_FROM keyschema_test_pch)
+    set(pch keyschema_test_pch)
+    if(target IN_LIST KEYSCHEMA_UNSANITIZED_TESTS AND KEYSCHEMA_SANITIZE)
+      set(pch keyschema_test_pch_unsanitized)
+      if(NOT TARGET ${pch})
+        list(APPEND KEYSCHEMA_UNSANITIZED_TESTS ${pch})  # this scope only: the header unsanitized too
+        _keyschema_test_pch(${pch})
+      endif()
+    endif()
+    target_precompile_headers(${target} REUSE_FROM ${pch})
   endif()
 endfunction()
 
