@@ -4,8 +4,8 @@
 #   cmake -DKEYSCHEMA_OBJECT=<object> -DKEYSCHEMA_SOURCE=<file.cpp> -P KeyschemaCompileFail.cmake
 #
 # The compile itself runs in the build (the target compile_fail_<stem>, through
-# cmake/keyschema-expect-fail.sh, which records the compiler's output in <object>.log and its exit
-# status in <object>.rc); CTest's fixture test frontend.build brings it up to date first.
+# `cmake/keyschema-syntax-only.sh --expect-fail`, which records the compiler's output in
+# <object>.log and its exit status in <object>.rc); CTest's fixture test frontend.build brings it up to date first.
 # Succeeds (and prints "keyschema-compile-fail: expected diagnostic found") only when the compile
 # FAILED and its output matches the regex on the file's first line, `// expect: <regex>`. A file
 # that compiles, or that fails with another diagnostic (a typo, a missing include), fails the check

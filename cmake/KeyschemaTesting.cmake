@@ -48,10 +48,10 @@
 #   keyschema_add_compile_fail(<file.cpp> [LIBS <lib>...])
 #       The file's first line must be `// expect: <regex>`. Two CTest tests:
 #         compile_fail.<stem>          the target compile_fail_<stem> compiles the file in the
-#                                      build and records the outcome
-#                                      (cmake/keyschema-expect-fail.sh); passes only when the
-#                                      compile FAILED and its output matches <regex> (a failure
-#                                      for another reason fails)
+#                                      build and records the outcome (keyschema-syntax-only.sh
+#                                      --expect-fail); passes only when the compile FAILED and
+#                                      its output matches <regex> (a failure for another reason
+#                                      fails)
 #         compile_fail.<stem>.control  the same file with -DKEYSCHEMA_COMPILE_FAIL_CONTROL must
 #                                      compile warning-free (target compile_fail_<stem>_control)
 #
@@ -548,9 +548,10 @@ function(keyschema_add_compile_fail file)
     endif()
   endforeach()
   target_compile_definitions(${target}_control PRIVATE KEYSCHEMA_COMPILE_FAIL_CONTROL)
-  # The check's compile records its outcome and always succeeds (cmake/keyschema-expect-fail.sh),
-  # so it builds with everything else; the test below reads the record.
-  set_property(TARGET ${target} PROPERTY CXX_COMPILER_LAUNCHER sh "${_KEYSCHEMA_TESTING_DIR}/keyschema-expect-fail.sh")
+  # The check's compile records its outcome and always succeeds (keyschema-syntax-only.sh
+  # --expect-fail), so it builds with everything else; the test below reads the record.
+  set_property(TARGET ${target} PROPERTY CXX_COMPILER_LAUNCHER
+               sh "${_KEYSCHEMA_TESTING_DIR}/keyschema-syntax-only.sh" --expect-fail)
 
   # The expected regex is re-read from the file at test time, so editing it needs no reconfigure.
   _keyschema_frontend_fixture()
