@@ -43,20 +43,23 @@
 #
 #   keyschema_add_static_test(<file.cpp> [LIBS <lib>...])
 #       Compiles the file (static_assert tests) as part of the default build; the CTest test
-#       static.<stem> re-checks that the object is up to date, so a failure shows in test counts.
+#       static.<stem> passes when that compile succeeded (and shows the compiler's output if not).
 #
 #   keyschema_add_compile_fail(<file.cpp> [LIBS <lib>...])
 #       The file's first line must be `// expect: <regex>`. Two CTest tests:
-#         compile_fail.<stem>          builds the EXCLUDE_FROM_ALL target compile_fail_<stem> with
-#                                      `cmake --build`; passes only when the build FAILS and its
-#                                      output matches <regex> (a failure for another reason fails)
+#         compile_fail.<stem>          the target compile_fail_<stem> compiles the file in the
+#                                      build and records the outcome (keyschema-syntax-only.sh
+#                                      --expect-fail); passes only when the compile FAILED and
+#                                      its output matches <regex> (a failure for another reason
+#                                      fails)
 #         compile_fail.<stem>.control  the same file with -DKEYSCHEMA_COMPILE_FAIL_CONTROL must
-#                                      compile warning-free (target compile_fail_<stem>_control,
-#                                      part of the default build)
+#                                      compile warning-free (target compile_fail_<stem>_control)
 #
 #       Static and compile-fail targets (and the documentation blocks) run only the compiler's
 #       front end (-fsyntax-only through keyschema_syntax_only(), no sanitizers): only the front
-#       end matters.
+#       end matters. The static and compile-fail targets are part of the default build and of the
+#       target keyschema_frontend, which the fixture test frontend.build brings up to date (one
+#       build, compiles in parallel) before their tests read the results.
 #
 #   keyschema_add_package_tests()        package.find_package and package.add_subdirectory
 #                                        (with KEYSCHEMA_FRONTEND_TESTS only: see below)
@@ -79,6 +82,10 @@
 #   KEYSCHEMA_CONFORMANCE_BATCH (4) topic files per conformance translation unit: above 1 the
 #                                  topics are compiled in unity batches of that size (fewer,
 #                                  larger objects: less CPU in all, less parallelism)
+#   KEYSCHEMA_UNSANITIZED_TESTS ("") test programs (target names) built without the sanitizers of
+#                                  KEYSCHEMA_SANITIZE, with a precompiled header of their own
+#                                  (scripts/test --quick: conformance_lmdb, so that its sanitizer
+#                                  pass covers the core, not LMDB's adapter a second time)
 #   KEYSCHEMA_UNIT_TEST_UNITY (ON) a keyschema_add_unit_test_group is one unity translation unit
 #                                  (OFF: one object per file, still one executable; compiles each
 #                                  file on its own, e.g. to check that it includes what it uses)
@@ -151,8 +158,7 @@ endfunction()
 # the precompiled header of front-end test targets (compile-fail tests and their controls,
 # documentation blocks). Parsing <keyschema/keyschema.hpp> and the adapters is most of such a
 # compile (a documentation block: 4.7 of 4.9 s; a compile-fail check: about 3 of its 3.2 s), and
-# these builds run one after another under CTest (they share the build tree), so each one parses
-# it again on the suite's critical path. The object library <name> compiles the headers once with
+# each of them would parse it again. The object library <name> compiles the headers once with
 # the flags of keyschema_syntax_only() targets (-O0, the warnings, no sanitizer) but without its
 # -fsyntax-only launcher (GCC writes no .gch under -fsyntax-only); consumers add
 # `target_precompile_headers(<target> REUSE_FROM <name>)` and must link exactly LIBS and use
@@ -175,11 +181,17 @@ if(KEYSCHEMA_FRONTEND_TESTS AND KEYSCHEMA_TEST_PCH)
   keyschema_frontend_pch(keyschema_compile_fail_pch HEADERS <keyschema/keyschema.hpp>)
 endif()
 
-# Options of every unit/conformance test object: warnings, sanitizers, KEYSCHEMA_TEST_OPTIMIZE.
-# The precompiled header below is only reused by targets whose flags are exactly these.
+set(KEYSCHEMA_UNSANITIZED_TESTS "" CACHE STRING
+    "Test programs (target names, e.g. conformance_lmdb) built without KEYSCHEMA_SANITIZE's flags")
+
+# Options of every unit/conformance test object: warnings, sanitizers (unless the target is one of
+# KEYSCHEMA_UNSANITIZED_TESTS), KEYSCHEMA_TEST_OPTIMIZE. The precompiled headers below are only
+# reused by targets whose flags are exactly these.
 function(_keyschema_test_options target)
   keyschema_warnings(${target})
-  keyschema_sanitize(${target})
+  if(NOT target IN_LIST KEYSCHEMA_UNSANITIZED_TESTS)
+    keyschema_sanitize(${target})
+  endif()
   keyschema_test_optimize(${target})
 endfunction()
 
@@ -187,16 +199,19 @@ endfunction()
 # One precompiled header per build tree for every unit and conformance test: Catch2 and the
 # umbrella header, compiled with the same flags as the tests (sanitizers, -Werror, optimisation),
 # so each test reuses it (REUSE_FROM) instead of parsing both again.
-if(KEYSCHEMA_TEST_PCH)
-  set(_pch_source "${PROJECT_BINARY_DIR}/tests/keyschema_test_pch.cpp")
-  if(NOT EXISTS "${_pch_source}")
-    file(WRITE "${_pch_source}" "// Generated: the precompiled header's own translation unit (empty).\n")
+# KEYSCHEMA_UNSANITIZED_TESTS get their own, keyschema_test_pch_unsanitized, made on first use.
+function(_keyschema_test_pch name)
+  set(source "${PROJECT_BINARY_DIR}/tests/${name}.cpp")
+  if(NOT EXISTS "${source}")
+    file(WRITE "${source}" "// Generated: the precompiled header's own translation unit (empty).\n")
   endif()
-  add_library(keyschema_test_pch OBJECT "${_pch_source}")
-  target_link_libraries(keyschema_test_pch PRIVATE keyschema_test_support)
-  _keyschema_test_options(keyschema_test_pch)
-  target_precompile_headers(keyschema_test_pch PRIVATE <catch2/catch.hpp> <keyschema/keyschema.hpp>)
-  unset(_pch_source)
+  add_library(${name} OBJECT "${source}")
+  target_link_libraries(${name} PRIVATE keyschema_test_support)
+  _keyschema_test_options(${name})
+  target_precompile_headers(${name} PRIVATE <catch2/catch.hpp> <keyschema/keyschema.hpp>)
+endfunction()
+if(KEYSCHEMA_TEST_PCH)
+  _keyschema_test_pch(keyschema_test_pch)
 endif()
 
 keyschema_sanitizer_environment(_keyschema_sanitizer_env)
@@ -267,6 +282,45 @@ function(_keyschema_add_build_test test_name target)
     TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
 endfunction()
 
+# The front-end tests (static.*, compile_fail.* and their controls) compile in the build, not in
+# CTest: their targets are part of the default build and of keyschema_frontend, and the tests read
+# what the compiles left (KeyschemaCheckObject.cmake, KeyschemaCompileFail.cmake). The fixture test
+# frontend.build brings keyschema_frontend up to date in one build first, so that `ctest` alone
+# still checks the current sources, and the compiles run in parallel instead of one build-tool
+# invocation per test under the build-tree lock (71 serialized invocations before).
+function(_keyschema_frontend_fixture)
+  if(TARGET keyschema_frontend)
+    return()
+  endif()
+  add_custom_target(keyschema_frontend)
+  set(keep_going "")
+  if(CMAKE_GENERATOR MATCHES "Ninja")
+    set(keep_going "-k;0")
+  elseif(CMAKE_GENERATOR MATCHES "Makefiles")
+    set(keep_going "-k")
+  endif()
+  add_test(NAME frontend.build
+           COMMAND "${CMAKE_COMMAND}" "-DKEYSCHEMA_BUILD_DIR=${PROJECT_BINARY_DIR}" -DKEYSCHEMA_TARGETS=keyschema_frontend
+                   "-DKEYSCHEMA_CONFIG=$<CONFIG>" "-DKEYSCHEMA_KEEP_GOING=${keep_going}"
+                   -P "${_KEYSCHEMA_TESTING_DIR}/KeyschemaBuildFrontend.cmake")
+  set_tests_properties(frontend.build PROPERTIES
+    LABELS "static;compile_fail"
+    FIXTURES_SETUP keyschema_frontend
+    RESOURCE_LOCK keyschema_build_tree
+    ENVIRONMENT "LC_ALL=C"
+    TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+endfunction()
+
+# Registers <test_name>, which passes when <target> (one front-end source, <source>) compiled.
+function(_keyschema_add_frontend_test test_name target source)
+  _keyschema_frontend_fixture()
+  add_dependencies(keyschema_frontend ${target})
+  add_test(NAME ${test_name}
+           COMMAND "${CMAKE_COMMAND}" "-DKEYSCHEMA_OBJECT=$<TARGET_OBJECTS:${target}>" "-DKEYSCHEMA_SOURCE=${source}"
+                   -P "${_KEYSCHEMA_TESTING_DIR}/KeyschemaCheckObject.cmake")
+  set_tests_properties(${test_name} PROPERTIES FIXTURES_REQUIRED keyschema_frontend TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+endfunction()
+
 function(keyschema_add_unit_test)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS")
   if(NOT arg_NAME OR NOT arg_SOURCES OR arg_UNPARSED_ARGUMENTS)
@@ -309,7 +363,15 @@ function(_keyschema_unit_executable target sources libs)
   target_link_libraries(${target} PRIVATE keyschema_test_main keyschema_test_support ${libs})
   _keyschema_test_options(${target})
   if(KEYSCHEMA_TEST_PCH)
-    target_precompile_headers(${target} REUSE_FROM keyschema_test_pch)
+    set(pch keyschema_test_pch)
+    if(target IN_LIST KEYSCHEMA_UNSANITIZED_TESTS AND KEYSCHEMA_SANITIZE)
+      set(pch keyschema_test_pch_unsanitized)
+      if(NOT TARGET ${pch})
+        list(APPEND KEYSCHEMA_UNSANITIZED_TESTS ${pch})  # this scope only: the header unsanitized too
+        _keyschema_test_pch(${pch})
+      endif()
+    endif()
+    target_precompile_headers(${target} REUSE_FROM ${pch})
   endif()
 endfunction()
 
@@ -441,7 +503,8 @@ function(keyschema_add_static_test file)
   # Only the front end matters: no code generated, no sanitizer instrumentation.
   keyschema_syntax_only(${target})
   keyschema_warnings(${target})
-  _keyschema_add_build_test(static.${stem} ${target})
+  get_filename_component(abs "${file}" ABSOLUTE)
+  _keyschema_add_frontend_test(static.${stem} ${target} "${abs}")
   set_tests_properties(static.${stem} PROPERTIES LABELS "static")
   _keyschema_label_targets(${target} static)
 endfunction()
@@ -474,7 +537,7 @@ function(keyschema_add_compile_fail file)
   endif()
 
   set(target compile_fail_${stem})
-  add_library(${target} OBJECT EXCLUDE_FROM_ALL ${file})
+  add_library(${target} OBJECT ${file})
   add_library(${target}_control OBJECT ${file})
   foreach(t ${target} ${target}_control)
     target_link_libraries(${t} PRIVATE keyschema::keyschema ${arg_LIBS})
@@ -485,24 +548,29 @@ function(keyschema_add_compile_fail file)
     endif()
   endforeach()
   target_compile_definitions(${target}_control PRIVATE KEYSCHEMA_COMPILE_FAIL_CONTROL)
+  # The check's compile records its outcome and always succeeds (keyschema-syntax-only.sh
+  # --expect-fail), so it builds with everything else; the test below reads the record.
+  set_property(TARGET ${target} PROPERTY CXX_COMPILER_LAUNCHER
+               sh "${_KEYSCHEMA_TESTING_DIR}/keyschema-syntax-only.sh" --expect-fail)
 
   # The expected regex is re-read from the file at test time, so editing it needs no reconfigure.
+  _keyschema_frontend_fixture()
+  add_dependencies(keyschema_frontend ${target})
   add_test(NAME compile_fail.${stem}
            COMMAND "${CMAKE_COMMAND}"
-                   "-DKEYSCHEMA_BUILD_DIR=${PROJECT_BINARY_DIR}"
-                   "-DKEYSCHEMA_TARGET=${target}"
-                   "-DKEYSCHEMA_CONFIG=$<CONFIG>"
+                   "-DKEYSCHEMA_OBJECT=$<TARGET_OBJECTS:${target}>"
                    "-DKEYSCHEMA_SOURCE=${abs}"
                    -P "${_KEYSCHEMA_TESTING_DIR}/KeyschemaCompileFail.cmake")
   set_tests_properties(compile_fail.${stem} PROPERTIES
     LABELS "compile_fail"
-    RESOURCE_LOCK keyschema_build_tree
-    # The script exits non-zero unless the build failed with a matching diagnostic; it prints
+    FIXTURES_REQUIRED keyschema_frontend
+    # The script exits non-zero unless the compile failed with a matching diagnostic; it prints
     # this line only in that case.
     PASS_REGULAR_EXPRESSION "keyschema-compile-fail: expected diagnostic found"
     TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
-  _keyschema_add_build_test(compile_fail.${stem}.control ${target}_control)
+  _keyschema_add_frontend_test(compile_fail.${stem}.control ${target}_control "${abs}")
   set_tests_properties(compile_fail.${stem}.control PROPERTIES LABELS "compile_fail")
+  _keyschema_label_targets(${target} compile_fail)
   _keyschema_label_targets(${target}_control compile_fail)
 endfunction()
 

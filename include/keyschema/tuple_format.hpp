@@ -28,7 +28,6 @@ namespace detail {
 // A JSON string literal of s. Control characters are escaped; bytes that are not valid UTF-8
 // become U+FFFD, so the output is always valid JSON.
 inline void append_json_string(std::string& out, std::string_view s) {
-  constexpr char digits[] = "0123456789abcdef";
   out += '"';
   std::size_t i = 0;
   while (i < s.size()) {
@@ -46,21 +45,9 @@ inline void append_json_string(std::string& out, std::string_view s) {
       continue;
     }
     ++i;
-    switch (b) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
-    }
-    if (b < 0x20) {
-      out += "\\u00";
-      out += digits[b >> 4];
-      out += digits[b & 0xf];
-    } else {
-      out += static_cast<char>(b);
-    }
+    if (append_short_escape(out, b)) continue;
+    if (b < 0x20) append_hex_escape(out, "\\u00", b);
+    else out += static_cast<char>(b);
   }
   out += '"';
 }

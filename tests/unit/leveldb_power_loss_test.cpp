@@ -61,17 +61,7 @@ TEST_CASE("leveldb_backend: after a power loss the commits present are a prefix 
 }
 
 TEST_CASE("leveldb_backend: closing the backend makes unsynced commits durable", "[leveldb][power-loss]") {
-  keyschema::testing::temp_dir dir("leveldb-power");
-  const auto path = dir.path() / "db";
-  power_loss_env env;
-  {
-    leveldb_backend db(path, options_for(env));
-    for (std::uint64_t i = 0; i < 10; ++i) commit(db, i, false);
-  }  // a clean close
-  env.cut_power();
-  env.restore_power();
-  leveldb_backend db(path, options_for(env));
-  CHECK(power_loss_present_prefix(db) == 10);
+  keyschema::testing::check_close_makes_durable<leveldb_backend, power_loss_env>("leveldb", options_for);
 }
 
 namespace {

@@ -17,6 +17,8 @@
 #include <keyschema/lmdb.hpp>
 #include <support/temp_dir.hpp>
 
+#include "strace_probe.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -42,10 +44,9 @@ namespace {
 
 constexpr const char* probe_env = "KEYSCHEMA_LMDB_PROBE_DIR";
 
-void marker(std::string_view text) {
-  const std::string line = "@@probe " + std::string(text) + "\n";
-  (void)!::write(2, line.data(), line.size());
-}
+using ks::testing::strace_probe::marker;
+using ks::testing::strace_probe::segment;
+using ks::testing::strace_probe::describe;
 
 // One system call of the trace that concerns data.mdb (or a marker).
 struct event {
@@ -53,64 +54,21 @@ struct event {
   std::string text;  // the marker, or the line
 };
 
-// Reads strace's output and keeps the markers and the calls on descriptors of data.mdb; `dsync`
-// tells the O_DSYNC descriptor from the read-write one.
+// The markers and the calls on descriptors of data.mdb; the O_DSYNC (or O_SYNC) descriptor's
+// writes are the meta page's.
 std::vector<event> read_trace(const std::string& file) {
-  std::ifstream in(file);
-  const std::regex open_re(R"re(^\d+ +openat\([^"]*"([^"]*)", ([A-Z_|]+).*\) = (\d+))re");
-  const std::regex call_re(R"re(^\d+ +(pwrite64|pwritev2?|writev|write|fdatasync|fsync|msync)\((\d+)[,)])re");
-  const std::regex marker_re(R"re(^\d+ +write\(2, "@@probe ([a-z-]+)\\n")re");
-  const std::regex close_re(R"re(^\d+ +close\((\d+)\))re");
-  std::map<int, bool> data_fds;  // fd -> opened with O_DSYNC
   std::vector<event> out;
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, marker_re)) {
-      out.push_back({event::marker, m[1]});
-    } else if (std::regex_search(line, m, open_re)) {
-      const int fd = std::stoi(m[3]);
-      if (std::string(m[1]).ends_with("/data.mdb")) {
-        data_fds[fd] = std::string(m[2]).find("O_DSYNC") != std::string::npos ||
-                       std::string(m[2]).find("O_SYNC") != std::string::npos;
-      } else {
-        data_fds.erase(fd);
-      }
-    } else if (std::regex_search(line, m, close_re)) {
-      data_fds.erase(std::stoi(m[1]));
-    } else if (std::regex_search(line, m, call_re)) {
-      const auto it = data_fds.find(std::stoi(m[2]));
-      if (it == data_fds.end()) continue;
-      const std::string call = m[1];
-      if (call.find("write") != std::string::npos) {
-        out.push_back({it->second ? event::meta_write : event::data_write, line});
-      } else {
-        out.push_back({event::flush, line});
-      }
-    }
-  }
-  return out;
-}
-
-// The events strictly between the markers `<name>-begin` and `<name>-end`.
-std::vector<event> segment(const std::vector<event>& all, const std::string& name) {
-  std::vector<event> out;
-  bool in = false;
-  for (const event& e : all) {
-    if (e.kind == event::marker) {
-      if (e.text == name + "-begin") in = true;
-      if (e.text == name + "-end") return out;
+  for (const ks::testing::strace_probe::traced& t : ks::testing::strace_probe::read_trace(file)) {
+    if (t.is_marker) {
+      out.push_back({event::marker, t.text});
       continue;
     }
-    if (in) out.push_back(e);
+    if (!t.path.ends_with("/data.mdb")) continue;
+    const bool dsync = t.flags.find("O_DSYNC") != std::string::npos || t.flags.find("O_SYNC") != std::string::npos;
+    if (t.call.find("write") != std::string::npos) out.push_back({dsync ? event::meta_write : event::data_write, t.text});
+    else out.push_back({event::flush, t.text});
   }
-  FAIL("marker " << name << "-end not found in the trace");
   return out;
-}
-
-std::string describe(const std::vector<event>& s) {
-  std::ostringstream o;
-  for (const event& e : s) o << e.text << "\n";
-  return o.str();
 }
 
 }  // namespace
@@ -133,25 +91,13 @@ TEST_CASE("lmdb power-loss probe", "[.lmdb_probe]") {
 }
 
 TEST_CASE("lmdb: a synced commit returns after its data pages, a flush and its meta page", "[lmdb][power]") {
-  if (std::system("strace -V > /dev/null 2>&1") != 0) {
-    std::printf("KEYSCHEMA-SKIP: strace is not installed (apt-get install strace); the LMDB commit order "
-                "was not checked\n");
-    WARN("strace missing: not checked");
-    return;
-  }
+  if (!ks::testing::strace_probe::has_strace("the LMDB commit order")) return;
   temp_dir dir("lmdb-power");
   const std::string env = (dir.path() / "env").string();
   const std::string trace = (dir.path() / "trace.txt").string();
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  // LeakSanitizer cannot run under ptrace: off for the probe (ASan builds).
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  const std::string asan_options = std::string(asan != nullptr ? asan : "") + ":detect_leaks=0";
-  const std::string cmd = "ASAN_OPTIONS='" + asan_options + "' " + std::string(probe_env) + "='" + env +
-                          "' strace -f -qq -o '" + trace +
-                          "' -e trace=openat,close,pwrite64,pwritev,pwritev2,writev,write,fdatasync,fsync,msync '" + self +
-                          "' '[.lmdb_probe]' > '" + (dir.path() / "probe.out").string() + "' 2>&1";
-  INFO(cmd);
-  REQUIRE(std::system(cmd.c_str()) == 0);
+  ks::testing::strace_probe::run_under_strace(
+      "[.lmdb_probe]", probe_env, env, std::string(ks::testing::strace_probe::write_and_sync_calls) + ",msync", trace,
+      (dir.path() / "probe.out").string());
   const std::vector<event> all = read_trace(trace);
 
   SECTION("synced (write_options{})") {

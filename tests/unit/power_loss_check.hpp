@@ -19,6 +19,9 @@
 // and options_for(Env&) returns the Backend's options that route its files through that Env.
 // Backend is constructed as Backend(path, options_for(env)).
 //
+// check_close_makes_durable<Backend, Env>(engine, options_for): a clean close makes unsynced
+// commits durable (the same Env and options_for).
+//
 // Crash points: 250 by default, 60 under AddressSanitizer (a test may pass fewer);
 // KEYSCHEMA_POWER_LOSS_CRASHES=<n> sets another count (the long mode) and KEYSCHEMA_POWER_LOSS_SEED=<n> the random seed. The figures
 // are printed at the end ("<engine> power loss: seed ..., <n> crash points ...").
@@ -97,6 +100,23 @@ std::uint64_t power_loss_present_prefix(const Backend& db) {
 }
 
 // default_crash_points: the count when KEYSCHEMA_POWER_LOSS_CRASHES is not set.
+// A clean close makes unsynced commits durable: ten unsynced commits, the backend destroyed, the
+// power cut; the reopened database holds all ten. engine names the scratch directory.
+template <class Backend, class Env, class OptionsFor>
+void check_close_makes_durable(const std::string& engine, OptionsFor options_for) {
+  keyschema::testing::temp_dir dir(engine + "-power");
+  const auto path = dir.path() / "db";
+  Env env;
+  {
+    Backend db(path, options_for(env));
+    for (std::uint64_t i = 0; i < 10; ++i) power_loss_commit(db, i, false);
+  }  // a clean close
+  env.cut_power();
+  env.restore_power();
+  Backend db(path, options_for(env));
+  CHECK(power_loss_present_prefix(db) == 10);
+}
+
 template <class Backend, class Env, class OptionsFor>
 void check_power_loss_prefix(const std::string& engine, OptionsFor options_for,
                              std::uint64_t default_crash_points = power_loss_default_crash_points) {

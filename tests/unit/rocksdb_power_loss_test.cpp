@@ -58,17 +58,7 @@ TEST_CASE("rocksdb_backend: after a power loss the commits present are a prefix 
 }
 
 TEST_CASE("rocksdb_backend: closing the backend makes unsynced commits durable", "[rocksdb][power-loss]") {
-  keyschema::testing::temp_dir dir("rocksdb-power");
-  const auto path = dir.path() / "db";
-  rocksdb_power_loss_env env;
-  {
-    rocksdb_backend db(path, options_for(env));
-    for (std::uint64_t i = 0; i < 10; ++i) power_loss_commit(db, i, false);
-  }  // a clean close
-  env.cut_power();
-  env.restore_power();
-  rocksdb_backend db(path, options_for(env));
-  CHECK(power_loss_present_prefix(db) == 10);
+  keyschema::testing::check_close_makes_durable<rocksdb_backend, rocksdb_power_loss_env>("rocksdb", options_for);
 }
 
 TEST_CASE("rocksdb_power_loss_env: unsynced writes and files whose directory was not synced are lost",

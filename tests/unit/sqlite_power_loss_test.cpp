@@ -17,6 +17,8 @@
 #include <keyschema/sqlite.hpp>
 #include <support/temp_dir.hpp>
 
+#include "strace_probe.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -42,10 +44,9 @@ namespace {
 
 constexpr const char* probe_env = "KEYSCHEMA_SQLITE_PROBE_DIR";
 
-void marker(std::string_view text) {
-  const std::string line = "@@probe " + std::string(text) + "\n";
-  (void)!::write(2, line.data(), line.size());
-}
+using ks::testing::strace_probe::marker;
+using ks::testing::strace_probe::segment;
+using ks::testing::strace_probe::describe;
 
 // One system call on the -wal file (or a marker).
 struct event {
@@ -53,53 +54,20 @@ struct event {
   std::string text;
 };
 
+// The markers, the writes and flushes of the -wal file, and flushes of any other descriptor.
 std::vector<event> read_trace(const std::string& file) {
-  std::ifstream in(file);
-  const std::regex open_re(R"re(^\d+ +openat\([^"]*"([^"]*)".*\) = (\d+))re");
-  const std::regex call_re(R"re(^\d+ +(pwrite64|pwritev2?|writev|write|fdatasync|fsync)\((\d+)[,)])re");
-  const std::regex marker_re(R"re(^\d+ +write\(2, "@@probe ([a-z-]+)\\n")re");
-  const std::regex close_re(R"re(^\d+ +close\((\d+)\))re");
-  std::set<int> wal_fds;
   std::vector<event> out;
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, marker_re)) {
-      out.push_back({event::marker, m[1]});
-    } else if (std::regex_search(line, m, open_re)) {
-      const int fd = std::stoi(m[2]);
-      if (std::string(m[1]).ends_with("-wal")) wal_fds.insert(fd);
-      else wal_fds.erase(fd);
-    } else if (std::regex_search(line, m, close_re)) {
-      wal_fds.erase(std::stoi(m[1]));
-    } else if (std::regex_search(line, m, call_re)) {
-      const bool wal = wal_fds.count(std::stoi(m[2])) != 0;
-      const bool flush = std::string(m[1]).find("sync") != std::string::npos;
-      if (wal) out.push_back({flush ? event::wal_flush : event::wal_write, line});
-      else if (flush) out.push_back({event::other_flush, line});
-    }
-  }
-  return out;
-}
-
-std::vector<event> segment(const std::vector<event>& all, const std::string& name) {
-  std::vector<event> out;
-  bool in = false;
-  for (const event& e : all) {
-    if (e.kind == event::marker) {
-      if (e.text == name + "-begin") in = true;
-      if (e.text == name + "-end") return out;
+  for (const ks::testing::strace_probe::traced& t : ks::testing::strace_probe::read_trace(file)) {
+    if (t.is_marker) {
+      out.push_back({event::marker, t.text});
       continue;
     }
-    if (in) out.push_back(e);
+    const bool wal = t.path.ends_with("-wal");
+    const bool flush = t.call.find("sync") != std::string::npos;
+    if (wal) out.push_back({flush ? event::wal_flush : event::wal_write, t.text});
+    else if (flush) out.push_back({event::other_flush, t.text});
   }
-  FAIL("marker " << name << "-end not found in the trace");
   return out;
-}
-
-std::string describe(const std::vector<event>& s) {
-  std::ostringstream o;
-  for (const event& e : s) o << e.text << "\n";
-  return o.str();
 }
 
 }  // namespace
@@ -127,24 +95,13 @@ TEST_CASE("sqlite power-loss probe", "[.sqlite_probe]") {
 }
 
 TEST_CASE("sqlite: a synced commit returns after its log frames are written and flushed", "[sqlite][power]") {
-  if (std::system("strace -V > /dev/null 2>&1") != 0) {
-    std::printf("KEYSCHEMA-SKIP: strace is not installed (apt-get install strace); the SQLite commit order "
-                "was not checked\n");
-    WARN("strace missing: not checked");
-    return;
-  }
+  if (!ks::testing::strace_probe::has_strace("the SQLite commit order")) return;
   temp_dir dir("sqlite-power");
   const std::string db = (dir.path() / "db").string();
   const std::string trace = (dir.path() / "trace.txt").string();
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  const std::string asan_options = std::string(asan != nullptr ? asan : "") + ":detect_leaks=0";
-  const std::string cmd = "ASAN_OPTIONS='" + asan_options + "' " + std::string(probe_env) + "='" + db +
-                          "' strace -f -qq -o '" + trace +
-                          "' -e trace=openat,close,pwrite64,pwritev,pwritev2,writev,write,fdatasync,fsync '" + self +
-                          "' '[.sqlite_probe]' > '" + (dir.path() / "probe.out").string() + "' 2>&1";
-  INFO(cmd);
-  REQUIRE(std::system(cmd.c_str()) == 0);
+  ks::testing::strace_probe::run_under_strace("[.sqlite_probe]", probe_env, db,
+                                              ks::testing::strace_probe::write_and_sync_calls, trace,
+                                              (dir.path() / "probe.out").string());
   const std::vector<event> all = read_trace(trace);
 
   SECTION("synced (write_options{})") {

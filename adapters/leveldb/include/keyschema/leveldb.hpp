@@ -28,6 +28,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/backend/disk_full.hpp>
+#include <keyschema/detail/backend/lsm_adapter.hpp>
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
@@ -65,11 +66,31 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace leveldb_detail {
-// How detail::thread_batch_lease measures and empties the engine's batch.
-struct write_batch_ops {
-  static std::size_t size(const ::leveldb::WriteBatch& b) { return b.ApproximateSize(); }
-  static void clear(::leveldb::WriteBatch& b) { b.Clear(); }
+// LevelDB's types and names for the code the LSM adapters share (detail/backend/lsm_adapter.hpp);
+// also how detail::thread_batch_lease measures and empties the engine's batch.
+struct engine_traits : detail::lsm_types<::leveldb::DB, ::leveldb::WriteBatch, ::leveldb::Status, ::leveldb::Slice,
+                                          ::leveldb::ReadOptions, ::leveldb::Iterator> {
+  static constexpr detail::lsm_names names{"keyschema::leveldb_backend", "LevelDB", "leveldb_options",
+                                           "leveldb::DB::Open", "leveldb::DB::Get", "leveldb::WriteBatch::Put",
+                                           "leveldb::Iterator"};
+  static std::size_t size(const batch_type& b) { return b.ApproximateSize(); }
+  static void clear(batch_type& b) { b.Clear(); }
+  static status_type put(batch_type& b, slice_type k, slice_type v) {
+    b.Put(k, v);
+    return status_type::OK();
+  }
+  static status_type erase(batch_type& b, slice_type k) {
+    b.Delete(k);
+    return status_type::OK();
+  }
+  static int code(const status_type& s) noexcept { return leveldb_code(s); }
+  static bool is_lock_conflict(const status_type& s) { return leveldb_is_lock_conflict(s); }
+  [[noreturn]] static void throw_error(const status_type& s, const std::string& context, const char* native_call,
+                                       const std::string& dir) {
+    throw_leveldb_error(s, context, native_call, dir);
+  }
 };
+using lsm = detail::lsm_adapter<engine_traits>;
 }  // namespace leveldb_detail
 
 class leveldb_backend {
@@ -123,15 +144,7 @@ class leveldb_backend {
     s_->env = std::make_unique<leveldb_detail::syncing_env>(options.env != nullptr ? options.env : ::leveldb::Env::Default());
     s_->reads_env = std::make_unique<leveldb_detail::read_counting_env>(s_->env.get());
 
-    if (options.create_if_missing && options.env == nullptr) {
-      std::error_code ec;
-      std::filesystem::create_directories(path, ec);
-      if (ec) {
-        throw backend_error("keyschema::leveldb_backend: cannot create the database directory '" + s_->path +
-                                "': " + ec.message(),
-                            "std::filesystem::create_directories", ec.value());
-      }
-    }
+    if (options.create_if_missing && options.env == nullptr) leveldb_detail::lsm::create_directory(path);
 
     ::leveldb::Options o;
     o.create_if_missing = options.create_if_missing;
@@ -153,14 +166,7 @@ class leveldb_backend {
     const ::leveldb::Status st = ::leveldb::DB::Open(o, s_->path, &db);
     if (!st.ok()) {
       delete db;  // nullptr on failure; deleting keeps this correct should LevelDB ever change
-      if (leveldb_detail::leveldb_is_lock_conflict(st)) {
-        throw locked_error("keyschema::leveldb_backend: the database '" + s_->path +
-                               "' is already open (its LOCK file is held by another process or another "
-                               "handle in this process): " + st.ToString(),
-                           "leveldb::DB::Open", leveldb_detail::leveldb_code(st));
-      }
-      leveldb_detail::throw_leveldb_error(st, "keyschema::leveldb_backend: cannot open '" + s_->path + "'",
-                                  "leveldb::DB::Open", s_->path);
+      leveldb_detail::lsm::open_failed(st, s_->path);
     }
     s_->db.reset(db);
   }
@@ -189,10 +195,7 @@ class leveldb_backend {
   //     Remedy: as for cursor errors, see leveldb_cursor::next().
   // REQUIRES: snap, when not null, comes from this backend.
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
-    const ::leveldb::Status st = s_->db->Get(read_options(snap), ::leveldb::Slice(key.data(), key.size()), &value);
-    if (st.ok()) return true;
-    if (st.IsNotFound()) return false;
-    leveldb_detail::throw_leveldb_error(st, "keyschema::leveldb_backend: get from '" + s_->path + "'", "leveldb::DB::Get");
+    return leveldb_detail::lsm::get(*s_->db, read_options(snap), key, value, s_->path);
   }
 
   // Applies batch atomically (one leveldb::WriteBatch): a reader sees all of it or none of it,
@@ -226,24 +229,11 @@ class leveldb_backend {
   void write(const write_batch& batch, const write_options& opts) {
     if (batch.empty() && !opts.sync) return;
     if (s_->write_failed.load(std::memory_order_acquire)) refuse_write_after_failure(batch.size());
-    if (batch.size() > std::size_t{0xFFFFFFFF}) {
-      throw limit_error("keyschema::leveldb_backend: a batch of " + std::to_string(batch.size()) +
-                        " operations exceeds LevelDB's limit of 2^32 - 1 per batch; nothing was written");
-    }
+    leveldb_detail::lsm::check_op_count(batch.size());
     // The thread's engine batch, kept between writes (detail/backend/thread_batch.hpp says why).
-    detail::thread_batch_lease<::leveldb::WriteBatch, leveldb_detail::write_batch_ops> lease;
+    detail::thread_batch_lease<::leveldb::WriteBatch, leveldb_detail::engine_traits> lease;
     ::leveldb::WriteBatch& wb = lease.get();
-    for (const write_batch::op o : batch) {
-      if (o.key.size() > s_->max_entry || o.value.size() > s_->max_entry - o.key.size()) {
-        throw limit_error("keyschema::leveldb_backend: an operation of " + std::to_string(o.key.size()) +
-                          " key bytes and " + std::to_string(o.value.size()) + " value bytes exceeds the limit of " +
-                          std::to_string(s_->max_entry) +
-                          " bytes per entry (leveldb_options::max_entry_bytes); nothing was written");
-      }
-      const ::leveldb::Slice k(o.key.data(), o.key.size());
-      if (o.kind == write_batch::op_kind::put) wb.Put(k, ::leveldb::Slice(o.value.data(), o.value.size()));
-      else wb.Delete(k);
-    }
+    leveldb_detail::lsm::fill(wb, batch, s_->max_entry, s_->path);
     ::leveldb::WriteOptions wo;
     wo.sync = opts.sync;
     const ::leveldb::Status st = s_->db->Write(wo, &wb);
@@ -282,13 +272,7 @@ class leveldb_backend {
   // max_entry_bytes = leveldb_options::max_entry_bytes (at most leveldb_max_entry_bytes), and so
   // is max_key_bytes (a key that long only fits with an empty value); max_ops_per_write = 2^32 - 1
   // (the count field of a leveldb::WriteBatch). Values and batch bytes have no limit of their own.
-  backend_limits limits() const noexcept {
-    backend_limits l;
-    l.max_key_bytes = s_->max_entry;
-    l.max_entry_bytes = s_->max_entry;
-    l.max_ops_per_write = std::size_t{0xFFFFFFFF};
-    return l;
-  }
+  backend_limits limits() const noexcept { return leveldb_detail::lsm::limits(s_->max_entry); }
 
   // Compacts the table files overlapping [range.lower, range.upper] (an empty bound is open;
   // range.reverse is ignored) down to the last level: erased and overwritten entries no live
@@ -309,25 +293,11 @@ class leveldb_backend {
   // Errors: backend_error, native_call "leveldb::Iterator", only when range.upper is empty (the
   // last key is read to close the range): as leveldb_cursor::next().
   std::uint64_t approximate_size(const key_range& range) const {
-    std::string limit;
-    if (range.upper.empty()) {
-      ::leveldb::ReadOptions ro;
-      ro.fill_cache = false;
-      std::unique_ptr<::leveldb::Iterator> it(s_->db->NewIterator(ro));
-      it->SeekToLast();
-      const ::leveldb::Status st = it->status();
-      if (!st.ok()) {
-        leveldb_detail::throw_leveldb_error(st, "keyschema::leveldb_backend: reading the last key of '" + s_->path + "'",
-                                    "leveldb::Iterator");
-      }
-      if (!it->Valid()) return 0;
-      limit.assign(it->key().data(), it->key().size());
-      limit.push_back('\0');  // the smallest key after the last one
-    } else {
-      limit.assign(range.upper);
-    }
-    if (!(range.lower < std::string_view(limit))) return 0;
-    const ::leveldb::Range r(::leveldb::Slice(range.lower.data(), range.lower.size()), limit);
+    // The last key is read with LevelDB's default ReadOptions (no checksum check).
+    const std::optional<std::string> limit =
+        leveldb_detail::lsm::size_limit(*s_->db, range, ::leveldb::ReadOptions(), s_->path);
+    if (!limit) return 0;
+    const ::leveldb::Range r(::leveldb::Slice(range.lower.data(), range.lower.size()), *limit);
     std::uint64_t size = 0;
     s_->db->GetApproximateSizes(&r, 1, &size);
     return size;
@@ -337,9 +307,7 @@ class leveldb_backend {
   // "leveldb.sstables", "leveldb.num-files-at-level0", "leveldb.approximate-memory-usage";
   // std::nullopt for an unknown property. Errors: std::bad_alloc.
   std::optional<std::string> property(std::string_view name) const {
-    std::string value;
-    if (!s_->db->GetProperty(::leveldb::Slice(name.data(), name.size()), &value)) return std::nullopt;
-    return value;
+    return leveldb_detail::lsm::property(*s_->db, name);
   }
 
   // The open database, for LevelDB features keyschema does not wrap. Owned by this backend;
@@ -390,10 +358,7 @@ class leveldb_backend {
   }
 
   ::leveldb::ReadOptions read_options(const snapshot_type* snap) const noexcept {
-    ::leveldb::ReadOptions ro;
-    ro.verify_checksums = s_->verify_checksums;
-    ro.snapshot = snap != nullptr ? snap->native() : nullptr;
-    return ro;
+    return leveldb_detail::lsm::read_options(s_->verify_checksums, snap != nullptr ? snap->native() : nullptr);
   }
 
   std::unique_ptr<state> s_;

@@ -37,6 +37,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/lsm_adapter.hpp>
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
@@ -72,11 +73,25 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace rocksdb_detail {
-// How detail::thread_batch_lease measures and empties the engine's batch.
-struct write_batch_ops {
-  static std::size_t size(const ::rocksdb::WriteBatch& b) { return b.GetDataSize(); }
-  static void clear(::rocksdb::WriteBatch& b) { b.Clear(); }
+// RocksDB's types and names for the code the LSM adapters share (detail/backend/lsm_adapter.hpp);
+// also how detail::thread_batch_lease measures and empties the engine's batch.
+struct engine_traits : detail::lsm_types<::rocksdb::DB, ::rocksdb::WriteBatch, ::rocksdb::Status, ::rocksdb::Slice,
+                                          ::rocksdb::ReadOptions, ::rocksdb::Iterator> {
+  static constexpr detail::lsm_names names{"keyschema::rocksdb_backend", "RocksDB", "rocksdb_options",
+                                           "rocksdb::DB::Open", "rocksdb::DB::Get", "rocksdb::WriteBatch::Put",
+                                           "rocksdb::Iterator"};
+  static std::size_t size(const batch_type& b) { return b.GetDataSize(); }
+  static void clear(batch_type& b) { b.Clear(); }
+  static status_type put(batch_type& b, slice_type k, slice_type v) { return b.Put(k, v); }
+  static status_type erase(batch_type& b, slice_type k) { return b.Delete(k); }
+  static int code(const status_type& s) noexcept { return rocksdb_code(s); }
+  static bool is_lock_conflict(const status_type& s) { return rocksdb_is_lock_conflict(s); }
+  [[noreturn]] static void throw_error(const status_type& s, const std::string& context, const char* native_call,
+                                       const std::string& dir) {
+    throw_rocksdb_error(s, context, native_call, dir);
+  }
 };
+using lsm = detail::lsm_adapter<engine_traits>;
 }  // namespace rocksdb_detail
 
 class rocksdb_backend {
@@ -126,15 +141,7 @@ class rocksdb_backend {
     // Before RocksDB creates anything: another engine's database is refused, not filled.
     if (options.env == nullptr) require_engine(path, storage_engine::rocksdb, "keyschema::rocksdb_backend");
 
-    if (options.create_if_missing && options.env == nullptr) {
-      std::error_code ec;
-      std::filesystem::create_directories(path, ec);
-      if (ec) {
-        throw backend_error("keyschema::rocksdb_backend: cannot create the database directory '" + s_->path +
-                                "': " + ec.message(),
-                            "std::filesystem::create_directories", ec.value());
-      }
-    }
+    if (options.create_if_missing && options.env == nullptr) rocksdb_detail::lsm::create_directory(path);
 
     ::rocksdb::Options o;
     if (options.env != nullptr) o.env = options.env;
@@ -163,14 +170,7 @@ class rocksdb_backend {
     const ::rocksdb::Status st = ::rocksdb::DB::Open(o, s_->path, &db);
     if (!st.ok()) {
       delete db;  // nullptr on failure; deleting keeps this correct should RocksDB ever change
-      if (rocksdb_detail::rocksdb_is_lock_conflict(st)) {
-        throw locked_error("keyschema::rocksdb_backend: the database '" + s_->path +
-                               "' is already open (its LOCK file is held by another process or another "
-                               "handle in this process): " + st.ToString(),
-                           "rocksdb::DB::Open", rocksdb_detail::rocksdb_code(st));
-      }
-      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: cannot open '" + s_->path + "'",
-                                          "rocksdb::DB::Open", s_->path);
+      rocksdb_detail::lsm::open_failed(st, s_->path);
     }
     s_->db.reset(db);
   }
@@ -200,11 +200,7 @@ class rocksdb_backend {
   //     read. Remedy: as for cursor errors, see rocksdb_cursor::next().
   // REQUIRES: snap, when not null, comes from this backend.
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
-    const ::rocksdb::Status st = s_->db->Get(read_options(snap), ::rocksdb::Slice(key.data(), key.size()), &value);
-    if (st.ok()) return true;
-    if (st.IsNotFound()) return false;
-    rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: get from '" + s_->path + "'",
-                                        "rocksdb::DB::Get");
+    return rocksdb_detail::lsm::get(*s_->db, read_options(snap), key, value, s_->path);
   }
 
   // Applies batch atomically (one rocksdb::WriteBatch): a reader sees all of it or none of it,
@@ -235,30 +231,11 @@ class rocksdb_backend {
       if (opts.sync) sync_wal();
       return;
     }
-    if (batch.size() > std::size_t{0xFFFFFFFF}) {
-      throw limit_error("keyschema::rocksdb_backend: a batch of " + std::to_string(batch.size()) +
-                        " operations exceeds RocksDB's limit of 2^32 - 1 per batch; nothing was written");
-    }
+    rocksdb_detail::lsm::check_op_count(batch.size());
     // The thread's engine batch, kept between writes (detail/backend/thread_batch.hpp says why).
-    detail::thread_batch_lease<::rocksdb::WriteBatch, rocksdb_detail::write_batch_ops> lease;
+    detail::thread_batch_lease<::rocksdb::WriteBatch, rocksdb_detail::engine_traits> lease;
     ::rocksdb::WriteBatch& wb = lease.get();
-    for (const write_batch::op o : batch) {
-      if (o.key.size() > s_->max_entry || o.value.size() > s_->max_entry - o.key.size()) {
-        throw limit_error("keyschema::rocksdb_backend: an operation of " + std::to_string(o.key.size()) +
-                          " key bytes and " + std::to_string(o.value.size()) + " value bytes exceeds the limit of " +
-                          std::to_string(s_->max_entry) +
-                          " bytes per entry (rocksdb_options::max_entry_bytes); nothing was written");
-      }
-      const ::rocksdb::Slice k(o.key.data(), o.key.size());
-      const ::rocksdb::Status st = o.kind == write_batch::op_kind::put
-                                       ? wb.Put(k, ::rocksdb::Slice(o.value.data(), o.value.size()))
-                                       : wb.Delete(k);
-      if (!st.ok()) {
-        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: building a batch for '" + s_->path +
-                                                    "' failed, nothing was applied",
-                                            "rocksdb::WriteBatch::Put");
-      }
-    }
+    rocksdb_detail::lsm::fill(wb, batch, s_->max_entry, s_->path);
     commit(wb, opts, batch.size());
   }
 
@@ -323,13 +300,7 @@ class rocksdb_backend {
   // max_entry_bytes = rocksdb_options::max_entry_bytes (at most rocksdb_max_entry_bytes), and so
   // is max_key_bytes (a key that long only fits with an empty value); max_ops_per_write = 2^32 - 1
   // (the count field of a rocksdb::WriteBatch). Values and batch bytes have no limit of their own.
-  backend_limits limits() const noexcept {
-    backend_limits l;
-    l.max_key_bytes = s_->max_entry;
-    l.max_entry_bytes = s_->max_entry;
-    l.max_ops_per_write = std::size_t{0xFFFFFFFF};
-    return l;
-  }
+  backend_limits limits() const noexcept { return rocksdb_detail::lsm::limits(s_->max_entry); }
 
   // Compacts the table files overlapping [range.lower, range.upper] (an empty bound is open;
   // range.reverse is ignored) down to the last level, rewriting the last level too: erased and
@@ -359,17 +330,10 @@ class rocksdb_backend {
   // last key is read to close the range): as rocksdb_cursor::next(); "rocksdb::DB::
   // GetApproximateSizes" when RocksDB cannot estimate.
   std::uint64_t approximate_size(const key_range& range) const {
-    std::string limit;
-    if (range.upper.empty()) {
-      const std::optional<std::string> last = last_key();
-      if (!last) return 0;
-      limit = *last;
-      limit.push_back('\0');  // the smallest key after the last one
-    } else {
-      limit.assign(range.upper);
-    }
-    if (!(range.lower < std::string_view(limit))) return 0;
-    const ::rocksdb::Range r(::rocksdb::Slice(range.lower.data(), range.lower.size()), limit);
+    const std::optional<std::string> limit =
+        rocksdb_detail::lsm::size_limit(*s_->db, range, read_options(nullptr), s_->path);
+    if (!limit) return 0;
+    const ::rocksdb::Range r(::rocksdb::Slice(range.lower.data(), range.lower.size()), *limit);
     std::uint64_t size = 0;
     ::rocksdb::SizeApproximationOptions so;
     so.include_files = true;
@@ -386,9 +350,7 @@ class rocksdb_backend {
   // "rocksdb.levelstats", "rocksdb.num-files-at-level0", "rocksdb.estimate-num-keys";
   // std::nullopt for an unknown property. Errors: std::bad_alloc.
   std::optional<std::string> property(std::string_view name) const {
-    std::string value;
-    if (!s_->db->GetProperty(::rocksdb::Slice(name.data(), name.size()), &value)) return std::nullopt;
-    return value;
+    return rocksdb_detail::lsm::property(*s_->db, name);
   }
 
   // The open database, for RocksDB features keyschema does not wrap. Owned by this backend;
@@ -444,25 +406,12 @@ class rocksdb_backend {
   }
 
   ::rocksdb::ReadOptions read_options(const snapshot_type* snap) const noexcept {
-    ::rocksdb::ReadOptions ro;
-    ro.verify_checksums = s_->verify_checksums;
-    ro.snapshot = snap != nullptr ? snap->native() : nullptr;
-    return ro;
+    return rocksdb_detail::lsm::read_options(s_->verify_checksums, snap != nullptr ? snap->native() : nullptr);
   }
 
   // The largest key of the latest state, or nullopt when the database is empty.
   std::optional<std::string> last_key() const {
-    ::rocksdb::ReadOptions ro = read_options(nullptr);
-    ro.fill_cache = false;
-    std::unique_ptr<::rocksdb::Iterator> it(s_->db->NewIterator(ro));
-    it->SeekToLast();
-    const ::rocksdb::Status st = it->status();
-    if (!st.ok()) {
-      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: reading the last key of '" + s_->path + "'",
-                                          "rocksdb::Iterator");
-    }
-    if (!it->Valid()) return std::nullopt;
-    return it->key().ToString();
+    return rocksdb_detail::lsm::last_key(*s_->db, read_options(nullptr), s_->path);
   }
 
   void sync_wal() {

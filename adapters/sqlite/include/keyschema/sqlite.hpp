@@ -52,12 +52,14 @@
 #include <keyschema/engine_probe.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/sqlite/cursor.hpp>
+#include <keyschema/sqlite/detail/backend_state.hpp>
 #include <keyschema/sqlite/detail/connection.hpp>
 #include <keyschema/sqlite/detail/open_check.hpp>
 #include <keyschema/detail/backend/open_registry.hpp>
 #include <keyschema/sqlite/detail/status.hpp>
 #include <keyschema/sqlite/options.hpp>
 #include <keyschema/sqlite/snapshot.hpp>
+#include <keyschema/sqlite/write_transaction.hpp>
 #include <keyschema/write_batch.hpp>
 
 #include <sqlite3.h>
@@ -79,128 +81,14 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 
 class sqlite_backend {
-  struct state;
+  using state = sqlite_detail::backend_state;
 
  public:
   using snapshot_type = sqlite_snapshot;
   using cursor_type = sqlite_cursor;
 
-  // A write transaction of its own: SQLite's write lock (BEGIN IMMEDIATE on the writer
-  // connection), which serializes writers of every process, held from begin_write() until
-  // commit() or destruction. Reads through it see the state it locked; nobody else can commit
-  // meanwhile, so that state is still current at commit(). keyschema::store runs its
-  // transactions on it (see backend_with_write_transaction in <keyschema/backend.hpp>).
-  // Move-only; destroying an open one rolls it back.
-  // SQLite fixes a connection's synchronous level when a transaction begins, before commit()
-  // is told opts: a write transaction always commits with synchronous = FULL, also with
-  // {.sync = false}.
-  // REQUIRES: begun, used, committed and destroyed by one thread, which meanwhile does not call
-  // write() or begin_write() of the same backend (it would wait for itself). Cursors from
-  // cursor() are destroyed before the transaction ends. Destroyed before the backend. While it
-  // is open, writers of this and every other process wait: keep it short.
-  class write_transaction_type {
-   public:
-    write_transaction_type(write_transaction_type&& o) noexcept : s_(o.s_), lock_(std::move(o.lock_)) {}
-    write_transaction_type& operator=(write_transaction_type&&) = delete;
-    ~write_transaction_type() { end(); }
-
-    // True until commit() succeeded, or a failure or destruction ended the transaction.
-    bool is_open() const noexcept { return lock_.owns_lock(); }
-
-    // Reads key in the locked state (and the transaction's own state). False when absent.
-    // REQUIRES: is_open(). Errors: backend_error "sqlite3_step" (a damaged page, an I/O error).
-    bool get(std::string_view key, std::string& value) const {
-      require_open();
-      return s_->writer->lookup(key, value, "keyschema::sqlite_backend: reading " + s_->path);
-    }
-
-    // A cursor over range in the locked state (see sqlite_cursor).
-    // REQUIRES: is_open(); the cursor is destroyed before the transaction ends.
-    // Errors: as sqlite_cursor's constructor.
-    cursor_type cursor(const key_range& range) const {
-      require_open();
-      return cursor_type(*s_->writer, nullptr, range, &s_->path);
-    }
-
-    // Applies batch and commits (durably: see above). On success the transaction has ended.
-    // Errors (nothing was written in every case):
-    //   limit_error - an operation larger than limits() allows; checked first, the transaction
-    //       stays open. Remedy: shorten the key or value, or roll back.
-    //   backend_error "sqlite3_step" - SQLite failed (disk full: what() says so; SQLITE_IOERR;
-    //       SQLITE_CORRUPT). The transaction has been rolled back and ended.
-    // REQUIRES: is_open().
-    void commit(const write_batch& batch, const write_options& opts) {
-      (void)opts;
-      require_open();
-      s_->check_limits(batch);
-      apply_and_commit(batch);
-      lock_.unlock();
-    }
-
-    // As commit(batch, opts), but first checks every condition of guards (backend.hpp,
-    // write_guard) with a SELECT inside this transaction. Returns false when one does not hold:
-    // nothing was written and the transaction has ended; true when batch was committed.
-    // Errors: as commit(batch, opts). REQUIRES: is_open().
-    bool commit(const write_batch& batch, const write_options& opts, write_guards guards) {
-      require_open();
-      s_->check_limits(batch);
-      try {
-        if (!s_->guards_hold(guards)) {
-          end();
-          return false;
-        }
-      } catch (...) {
-        end();
-        throw;
-      }
-      (void)opts;
-      apply_and_commit(batch);
-      s_->remember_guards(guards, batch);  // still under the writer mutex
-      lock_.unlock();
-      return true;
-    }
-
-    // Ends the transaction without writing anything (also done by the destructor).
-    void abort() noexcept { end(); }
-
-    // The writer connection inside the transaction, for power users: valid while is_open().
-    // Statements run through it commit with the transaction.
-    sqlite3* native() const noexcept { return is_open() ? s_->writer->db() : nullptr; }
-
-   private:
-    friend class sqlite_backend;
-
-    write_transaction_type(state* s, std::unique_lock<std::mutex> lock) : s_(s), lock_(std::move(lock)) {
-      s_->set_sync(true);
-      s_->begin_immediate();
-    }
-
-    void require_open() const {
-      if (!is_open()) throw usage_error("keyschema::sqlite_backend: the write transaction has already ended");
-    }
-
-    // Applies batch and commits; the writer mutex stays held. On failure the transaction has been
-    // rolled back and ended.
-    void apply_and_commit(const write_batch& batch) {
-      try {
-        s_->apply(batch);
-        s_->writer->run(sqlite_detail::connection::commit_stmt, s_->where_write(batch));
-      } catch (...) {
-        end();
-        throw;
-      }
-      s_->unsynced = false;  // a FULL commit syncs the whole log
-    }
-
-    void end() noexcept {
-      if (!lock_.owns_lock()) return;
-      s_->writer->rollback_quietly();
-      lock_.unlock();
-    }
-
-    state* s_;
-    std::unique_lock<std::mutex> lock_;  // state::write_mu
-  };
+  // SQLite's write lock held across reads and one commit (keyschema/sqlite/write_transaction.hpp).
+  using write_transaction_type = sqlite_write_transaction;
 
   // Opens (and with options.create_if_missing creates) the database in directory `path`.
   // Errors (nothing was created or changed in a refused file in each case):
@@ -449,152 +337,6 @@ class sqlite_backend {
   const std::string& file() const noexcept { return s_->file; }
 
  private:
-  // Heap-allocated so that snapshots, cursors and write transactions (which point into it)
-  // survive a move of the backend. The reader pool is destroyed before the writer connection;
-  // the registration last.
-  struct state {
-    std::string path;
-    std::string file;
-    detail::open_registration registration;
-    std::size_t max_entry = 0;
-    std::mutex write_mu;
-    bool sync_full = true;   // the writer's PRAGMA synchronous (FULL or NORMAL); under write_mu
-    bool unsynced = false;   // a commit since the last sync of the -wal file; under write_mu
-    std::string guard_where;  // the context of guards_hold's errors, made on first use; under write_mu
-    std::string guard_value;  // guards_hold's buffer, kept between writes; under write_mu
-    // The conditions of the last guarded commit and the data version it left (remember_guards);
-    // guards_same: guards_hold found the conditions it was given equal to them. Under write_mu.
-    struct remembered_guard {
-      std::string key;
-      std::string value;
-      bool exists = true;
-    };
-    std::vector<remembered_guard> guards;
-    unsigned guards_version = 0;
-    bool guards_known = false;
-    bool guards_same = false;
-    std::unique_ptr<sqlite_detail::connection> writer;
-    std::optional<sqlite_detail::reader_pool> readers;
-
-    std::string where_write(const write_batch& batch) const {
-      return "keyschema::sqlite_backend: writing " + std::to_string(batch.size()) + " operations to " + path +
-             " failed, nothing was applied";
-    }
-
-    void check_limits(const write_batch& batch) const {
-      for (const write_batch::op o : batch) {
-        if (o.key.size() > max_entry || o.value.size() > max_entry - o.key.size()) {
-          throw limit_error("keyschema::sqlite_backend: an operation of " + std::to_string(o.key.size()) +
-                            " key bytes and " + std::to_string(o.value.size()) + " value bytes exceeds the limit of " +
-                            std::to_string(max_entry) +
-                            " bytes per entry (sqlite_options::max_entry_bytes); nothing was written");
-        }
-      }
-    }
-
-    // REQUIRES: write_mu held, no transaction open on the writer.
-    void set_sync(bool full) {
-      if (full == sync_full) return;
-      writer->exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
-                   "keyschema::sqlite_backend: setting the durability of " + path);
-      sync_full = full;
-    }
-
-    void begin_immediate() {
-      writer->run(sqlite_detail::connection::begin_immediate_stmt,
-                  "keyschema::sqlite_backend: taking the write lock of " + path);
-    }
-
-    // Whether every condition of g holds, read inside the open write transaction: one point
-    // SELECT per condition, or none when g is empty, or when g are the conditions of this
-    // backend's last guarded commit and the database has not changed since (the pager's data
-    // version, SQLITE_FCNTL_DATA_VERSION, which every commit of any connection or process
-    // changes). Errors: as connection::lookup.
-    bool guards_hold(write_guards g) {
-      guards_same = false;
-      if (g.empty()) return true;
-      guards_same = guards.size() == g.size();
-      for (std::size_t i = 0; i < g.size() && guards_same; ++i) {
-        guards_same = guards[i].exists == g[i].exists && guards[i].key == g[i].key && guards[i].value == g[i].value;
-      }
-      if (guards_same && guards_known && data_version() == guards_version) return true;
-      if (guard_where.empty()) guard_where = "keyschema::sqlite_backend: reading a guarded key of " + path;
-      for (const write_guard& c : g) {
-        const bool found = writer->lookup(c.key, guard_value, guard_where);
-        if (found != c.exists || (found && guard_value != c.value)) return false;
-      }
-      return true;
-    }
-
-    // After a commit of batch whose conditions g held (checked by guards_hold just before):
-    // remembers them with the data version the commit left, or forgets them when batch wrote one
-    // of their keys.
-    void remember_guards(write_guards g, const write_batch& batch) {
-      if (g.empty()) return;  // an unguarded commit changes the data version anyway
-      for (const write_batch::op o : batch) {
-        for (const write_guard& c : g) {
-          if (o.key == c.key) {
-            guards_known = false;
-            return;
-          }
-        }
-      }
-      if (!guards_same) {
-        guards.resize(g.size());
-        for (std::size_t i = 0; i < g.size(); ++i) guards[i] = {std::string(g[i].key), std::string(g[i].value), g[i].exists};
-      }
-      guards_version = data_version();
-      guards_known = guards_version != 0;
-    }
-
-    // The data version of the writer's database file (0 when SQLite cannot say).
-    unsigned data_version() const noexcept {
-      unsigned v = 0;
-      if (::sqlite3_file_control(writer->db(), "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK) return 0;
-      return v;
-    }
-
-    // The batch's operations inside the open write transaction.
-    void apply(const write_batch& batch) {
-      const std::string where = where_write(batch);
-      sqlite_detail::connection& w = *writer;
-      sqlite3_stmt* put = w.cached(sqlite_detail::connection::put_stmt, where);
-      sqlite3_stmt* del = w.cached(sqlite_detail::connection::erase_stmt, where);
-      for (const write_batch::op o : batch) {
-        sqlite3_stmt* st = o.kind == write_batch::op_kind::put ? put : del;
-        sqlite_detail::stmt_reset guard{st};
-        int rc = ::sqlite3_bind_blob(st, 1, sqlite_detail::blob_data(o.key), static_cast<int>(o.key.size()),
-                                     SQLITE_STATIC);
-        if (rc == SQLITE_OK && o.kind == write_batch::op_kind::put) {
-          rc = ::sqlite3_bind_blob(st, 2, sqlite_detail::blob_data(o.value), static_cast<int>(o.value.size()),
-                                   SQLITE_STATIC);
-        }
-        if (rc != SQLITE_OK) sqlite_detail::throw_sqlite_error(w.db(), rc, where, "sqlite3_bind_blob");
-        rc = ::sqlite3_step(st);
-        if (rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(w.db(), rc, where, "sqlite3_step");
-      }
-    }
-
-    // Makes earlier commits made with synchronous = NORMAL durable: fsyncs the -wal file through
-    // SQLite's own file object (SQLITE_FCNTL_JOURNAL_POINTER). REQUIRES: write_mu held.
-    void sync_log() {
-      if (!unsynced) return;
-      sqlite3_file* f = nullptr;
-      int rc = ::sqlite3_file_control(writer->db(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &f);
-      if (rc == SQLITE_OK && f != nullptr && f->pMethods != nullptr) rc = f->pMethods->xSync(f, SQLITE_SYNC_FULL);
-      if (rc != SQLITE_OK) {
-        sqlite_detail::throw_sqlite_error(nullptr, rc, "keyschema::sqlite_backend: syncing the write-ahead log of " + path,
-                                          "sqlite3_file_control");
-      }
-      unsynced = false;
-    }
-
-    ~state() {
-      readers.reset();
-      writer.reset();
-    }
-  };
-
   std::unique_ptr<state> s_;
 };
 

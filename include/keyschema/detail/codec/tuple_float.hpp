@@ -19,24 +19,28 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
 
+// Appends type_code and the order-transformed big-endian bits of v (Bits: its unsigned width).
+template <class Bits, class Float>
+inline void append_ieee_element(std::string& out, Float v, std::uint8_t type_code) {
+  static_assert(sizeof(Bits) == sizeof(Float) && (sizeof(Bits) == 4 || sizeof(Bits) == 8));
+  constexpr Bits sign = Bits{1} << (8 * sizeof(Bits) - 1);
+  auto bits = std::bit_cast<Bits>(v);
+  bits = (bits & sign) != 0 ? static_cast<Bits>(~bits) : static_cast<Bits>(bits ^ sign);
+  char buf[1 + sizeof(Bits)];
+  buf[0] = static_cast<char>(type_code);
+  Bits be;
+  if constexpr (sizeof(Bits) == 4) be = to_big_endian32(bits);
+  else be = to_big_endian(bits);
+  std::memcpy(buf + 1, &be, sizeof(Bits));
+  out.append(buf, sizeof buf);
+}
+
 inline void append_float_element(std::string& out, float f) {
-  auto bits = std::bit_cast<std::uint32_t>(f);
-  bits = (bits & 0x80000000u) != 0 ? ~bits : bits ^ 0x80000000u;
-  char buf[5];
-  buf[0] = static_cast<char>(code::float32);
-  const std::uint32_t be = to_big_endian32(bits);
-  std::memcpy(buf + 1, &be, 4);
-  out.append(buf, 5);
+  append_ieee_element<std::uint32_t>(out, f, code::float32);
 }
 
 inline void append_double_element(std::string& out, double d) {
-  auto bits = std::bit_cast<std::uint64_t>(d);
-  bits = (bits & 0x8000000000000000ull) != 0 ? ~bits : bits ^ 0x8000000000000000ull;
-  char buf[9];
-  buf[0] = static_cast<char>(code::float64);
-  const std::uint64_t be = to_big_endian(bits);
-  std::memcpy(buf + 1, &be, 8);
-  out.append(buf, 9);
+  append_ieee_element<std::uint64_t>(out, d, code::float64);
 }
 
 // Undoes the order transform on the raw bits.

@@ -75,27 +75,35 @@ inline std::string format_number(double v, bool single) {
   return s;
 }
 
-inline void append_quoted(std::string& out, std::string_view s, bool as_bytes) {
+// Appends the two-character escape of '"', '\\', '\n', '\r' or '\t' (the escapes of the tuple
+// text and of JSON alike); false, appending nothing, for any other byte.
+inline bool append_short_escape(std::string& out, std::uint8_t b) {
+  switch (b) {
+    case '"': out += "\\\""; return true;
+    case '\\': out += "\\\\"; return true;
+    case '\n': out += "\\n"; return true;
+    case '\r': out += "\\r"; return true;
+    case '\t': out += "\\t"; return true;
+    default: return false;
+  }
+}
+
+// Appends prefix ("\\x", "\\u00") and b as two lowercase hex digits.
+inline void append_hex_escape(std::string& out, const char* prefix, std::uint8_t b) {
   constexpr char digits[] = "0123456789abcdef";
+  out += prefix;
+  out += digits[b >> 4];
+  out += digits[b & 0xf];
+}
+
+inline void append_quoted(std::string& out, std::string_view s, bool as_bytes) {
   if (as_bytes) out += 'b';
   out += '"';
   for (char ch : s) {
     const auto b = static_cast<std::uint8_t>(ch);
-    switch (ch) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
-    }
-    if (b < 0x20 || b == 0x7f || (as_bytes && b >= 0x80)) {
-      out += "\\x";
-      out += digits[b >> 4];
-      out += digits[b & 0xf];
-    } else {
-      out += ch;
-    }
+    if (append_short_escape(out, b)) continue;
+    if (b < 0x20 || b == 0x7f || (as_bytes && b >= 0x80)) append_hex_escape(out, "\\x", b);
+    else out += ch;
   }
   out += '"';
 }

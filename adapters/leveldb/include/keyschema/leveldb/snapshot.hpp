@@ -11,6 +11,7 @@
 // synchronization.
 #pragma once
 
+#include <keyschema/detail/backend/lsm_adapter.hpp>
 #include <keyschema/detail/config.hpp>
 
 #include <leveldb/db.h>
@@ -22,22 +23,15 @@ KEYSCHEMA_BEGIN_NAMESPACE
 
 class leveldb_backend;
 
-class leveldb_snapshot {
- public:
-  // The LevelDB snapshot, for use in a leveldb::ReadOptions::snapshot of native() calls. Owned
-  // by this handle: valid while any copy of it lives. Never nullptr.
-  const ::leveldb::Snapshot* native() const noexcept { return snap_.get(); }
-
+class leveldb_snapshot : public detail::lsm_snapshot<::leveldb::DB, ::leveldb::Snapshot> {
+  // Public: native(), the LevelDB snapshot for a leveldb::ReadOptions::snapshot of native() calls;
+  // owned by this handle, valid while any copy of it lives, never nullptr (detail::lsm_snapshot).
  private:
   friend class leveldb_backend;
 
-  // Takes ownership of snap, taken from db; releases it with db->ReleaseSnapshot. If allocating
-  // the shared count fails, snap is released before the exception propagates.
+  // Takes ownership of snap, taken from db (see detail::lsm_snapshot).
   // REQUIRES: snap was returned by db->GetSnapshot(); db outlives every copy.
-  leveldb_snapshot(::leveldb::DB* db, const ::leveldb::Snapshot* snap)
-      : snap_(snap, [db](const ::leveldb::Snapshot* s) { db->ReleaseSnapshot(s); }) {}
-
-  std::shared_ptr<const ::leveldb::Snapshot> snap_;
+  leveldb_snapshot(::leveldb::DB* db, const ::leveldb::Snapshot* snap) : lsm_snapshot(db, snap) {}
 };
 
 KEYSCHEMA_END_NAMESPACE

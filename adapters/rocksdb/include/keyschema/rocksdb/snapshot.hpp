@@ -11,6 +11,7 @@
 // synchronization.
 #pragma once
 
+#include <keyschema/detail/backend/lsm_adapter.hpp>
 #include <keyschema/detail/config.hpp>
 
 #include <rocksdb/db.h>
@@ -23,22 +24,15 @@ KEYSCHEMA_BEGIN_NAMESPACE
 
 class rocksdb_backend;
 
-class rocksdb_snapshot {
- public:
-  // The RocksDB snapshot, for use in a rocksdb::ReadOptions::snapshot of native() calls. Owned
-  // by this handle: valid while any copy of it lives. Never nullptr.
-  const ::rocksdb::Snapshot* native() const noexcept { return snap_.get(); }
-
+class rocksdb_snapshot : public detail::lsm_snapshot<::rocksdb::DB, ::rocksdb::Snapshot> {
+  // Public: native(), the RocksDB snapshot for a rocksdb::ReadOptions::snapshot of native() calls;
+  // owned by this handle, valid while any copy of it lives, never nullptr (detail::lsm_snapshot).
  private:
   friend class rocksdb_backend;
 
-  // Takes ownership of snap, taken from db; releases it with db->ReleaseSnapshot. If allocating
-  // the shared count fails, snap is released before the exception propagates.
+  // Takes ownership of snap, taken from db (see detail::lsm_snapshot).
   // REQUIRES: snap was returned by db->GetSnapshot(); db outlives every copy.
-  rocksdb_snapshot(::rocksdb::DB* db, const ::rocksdb::Snapshot* snap)
-      : snap_(snap, [db](const ::rocksdb::Snapshot* s) { db->ReleaseSnapshot(s); }) {}
-
-  std::shared_ptr<const ::rocksdb::Snapshot> snap_;
+  rocksdb_snapshot(::rocksdb::DB* db, const ::rocksdb::Snapshot* snap) : lsm_snapshot(db, snap) {}
 };
 
 KEYSCHEMA_END_NAMESPACE

@@ -80,6 +80,7 @@ class sqlite_cursor {
 
  private:
   friend class sqlite_backend;
+  friend class sqlite_write_transaction;
 
   // A cursor over range on conn: with view (a snapshot's, or a private one) its calls are
   // serialized by view->mu; without (a write transaction's connection) the caller owns conn.

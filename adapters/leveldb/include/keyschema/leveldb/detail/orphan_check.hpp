@@ -26,17 +26,7 @@ namespace leveldb_detail {
 // "<digits>.sst". A MANIFEST-<n> alone holds no data (LevelDB writes it, then CURRENT, when it
 // creates a database, so a crash in between leaves one): such a directory is still created anew.
 inline bool leveldb_is_data_file(std::string_view name) noexcept {
-  const auto all_digits = [](std::string_view s) {
-    if (s.empty()) return false;
-    for (const char c : s) {
-      if (c < '0' || c > '9') return false;
-    }
-    return true;
-  };
-  const auto dot = name.rfind('.');
-  if (dot == std::string_view::npos) return false;
-  const std::string_view ext = name.substr(dot);
-  return (ext == ".log" || ext == ".ldb" || ext == ".sst") && all_digits(name.substr(0, dot));
+  return detail::lsm_is_numbered_file(name, {".log", ".ldb", ".sst"});
 }
 
 // Throws backend_error (native_call "leveldb::Env::FileExists", code leveldb_corruption) when
@@ -48,12 +38,9 @@ inline void refuse_database_without_current(::leveldb::Env& env, const std::stri
   if (!env.GetChildren(dir, &children).ok()) return;
   for (const std::string& name : children) {
     if (!leveldb_is_data_file(name)) continue;
-    throw backend_error("keyschema::leveldb_backend: cannot open '" + dir + "': it holds LevelDB files (" + name +
-                            ") but no CURRENT file, which names the live MANIFEST; opening it would create an "
-                            "empty database and delete those files. Remedy: restore CURRENT (one line, the name "
-                            "of the newest MANIFEST-<n> file followed by a newline) or run leveldb::RepairDB on "
-                            "the directory, then reopen",
-                        "leveldb::Env::FileExists", leveldb_corruption);
+    detail::throw_lsm_orphaned_files("keyschema::leveldb_backend", "LevelDB", dir, name,
+                                     "leveldb::RepairDB on the directory", "leveldb::Env::FileExists",
+                                     leveldb_corruption);
   }
 }
 

@@ -8,7 +8,7 @@
 // Thread-safety: stateless functions.
 #pragma once
 
-#include <keyschema/detail/backend/disk_full.hpp>
+#include <keyschema/detail/backend/lsm_adapter.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 
@@ -59,9 +59,7 @@ inline bool leveldb_is_lock_conflict(const ::leveldb::Status& s) {
 // text only, or any other IO error with less than detail::disk_full_margin bytes free), else
 // nullopt.
 inline std::optional<std::string> leveldb_disk_full(const ::leveldb::Status& s, const std::string& dir) {
-  if (!s.IsIOError() || dir.empty()) return std::nullopt;
-  const bool no_space = s.ToString().find(std::generic_category().message(ENOSPC)) != std::string::npos;
-  return detail::disk_full(dir, no_space ? ENOSPC : EIO);
+  return detail::lsm_disk_full(s, dir, false);
 }
 
 // Throws backend_error("<context>: <status text>", native_call, leveldb_code(s)); with a
@@ -70,10 +68,7 @@ inline std::optional<std::string> leveldb_disk_full(const ::leveldb::Status& s, 
 // REQUIRES: !s.ok().
 [[noreturn]] inline void throw_leveldb_error(const ::leveldb::Status& s, const std::string& context,
                                              const char* native_call, const std::string& dir = {}) {
-  if (const std::optional<std::string> full = leveldb_disk_full(s, dir)) {
-    throw backend_error(context + ": " + *full + ": " + s.ToString(), native_call, leveldb_code(s));
-  }
-  throw backend_error(context + ": " + s.ToString(), native_call, leveldb_code(s));
+  detail::throw_lsm_error(s, leveldb_code(s), leveldb_disk_full(s, dir), context, native_call);
 }
 
 }  // namespace leveldb_detail

@@ -9,6 +9,7 @@
 // Thread-safety: stateless functions.
 #pragma once
 
+#include <keyschema/detail/backend/lsm_adapter.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 
@@ -27,17 +28,7 @@ namespace rocksdb_detail {
 // no data (RocksDB writes them before CURRENT when it creates a database, so a crash in between
 // leaves them): such a directory is still created anew.
 inline bool rocksdb_is_data_file(std::string_view name) noexcept {
-  const auto all_digits = [](std::string_view s) {
-    if (s.empty()) return false;
-    for (const char c : s) {
-      if (c < '0' || c > '9') return false;
-    }
-    return true;
-  };
-  const auto dot = name.rfind('.');
-  if (dot == std::string_view::npos) return false;
-  const std::string_view ext = name.substr(dot);
-  return (ext == ".log" || ext == ".sst" || ext == ".blob") && all_digits(name.substr(0, dot));
+  return detail::lsm_is_numbered_file(name, {".log", ".sst", ".blob"});
 }
 
 // Throws backend_error (native_call "std::filesystem::exists", code rocksdb::Status::kCorruption)
@@ -50,12 +41,9 @@ inline void refuse_database_without_current(const std::string& dir) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!rocksdb_is_data_file(name)) continue;
-    throw backend_error("keyschema::rocksdb_backend: cannot open '" + dir + "': it holds RocksDB files (" + name +
-                            ") but no CURRENT file, which names the live MANIFEST; opening it would create an "
-                            "empty database and delete those files. Remedy: restore CURRENT (one line, the name "
-                            "of the newest MANIFEST-<n> file followed by a newline) or run `ldb repair --db=" +
-                            dir + "`, then reopen",
-                        "std::filesystem::exists", static_cast<int>(::rocksdb::Status::kCorruption));
+    detail::throw_lsm_orphaned_files("keyschema::rocksdb_backend", "RocksDB", dir, name,
+                                     "`ldb repair --db=" + dir + "`", "std::filesystem::exists",
+                                     static_cast<int>(::rocksdb::Status::kCorruption));
   }
 }
 

@@ -9,7 +9,7 @@
 // Thread-safety: stateless functions.
 #pragma once
 
-#include <keyschema/detail/backend/disk_full.hpp>
+#include <keyschema/detail/backend/lsm_adapter.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 
@@ -41,10 +41,7 @@ inline bool rocksdb_is_lock_conflict(const ::rocksdb::Status& s) {
 // cause (see detail::disk_full: RocksDB's NoSpace subcode or strerror(ENOSPC) in the text, or
 // any other IO error with less than detail::disk_full_margin bytes free), else nullopt.
 inline std::optional<std::string> rocksdb_disk_full(const ::rocksdb::Status& s, const std::string& dir) {
-  if (!s.IsIOError() || dir.empty()) return std::nullopt;
-  const bool no_space =
-      s.IsNoSpace() || s.ToString().find(std::generic_category().message(ENOSPC)) != std::string::npos;
-  return detail::disk_full(dir, no_space ? ENOSPC : EIO);
+  return detail::lsm_disk_full(s, dir, s.IsNoSpace());
 }
 
 // Throws backend_error("<context>: <status text>", native_call, rocksdb_code(s)); with a
@@ -53,10 +50,7 @@ inline std::optional<std::string> rocksdb_disk_full(const ::rocksdb::Status& s, 
 // REQUIRES: !s.ok().
 [[noreturn]] inline void throw_rocksdb_error(const ::rocksdb::Status& s, const std::string& context,
                                              const char* native_call, const std::string& dir = {}) {
-  if (const std::optional<std::string> full = rocksdb_disk_full(s, dir)) {
-    throw backend_error(context + ": " + *full + ": " + s.ToString(), native_call, rocksdb_code(s));
-  }
-  throw backend_error(context + ": " + s.ToString(), native_call, rocksdb_code(s));
+  detail::throw_lsm_error(s, rocksdb_code(s), rocksdb_disk_full(s, dir), context, native_call);
 }
 
 }  // namespace rocksdb_detail

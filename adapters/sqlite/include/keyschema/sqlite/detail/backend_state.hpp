@@ -1,0 +1,177 @@
+// keyschema/sqlite/detail/backend_state.hpp: sqlite_detail::backend_state, the state of one open
+// sqlite_backend: its writer connection and reader pool, its limits, and the write path that
+// write() and sqlite_write_transaction share (limit checks, the batch's statements, the guards'
+// check, syncing the write-ahead log).
+//
+// Thread-safety: the members marked "under write_mu" and the writer connection are used only
+// with write_mu held; the reader pool is thread-safe; the rest is set at open and then read-only.
+#pragma once
+
+#include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/open_registry.hpp>
+#include <keyschema/detail/config.hpp>
+#include <keyschema/error.hpp>
+#include <keyschema/sqlite/detail/connection.hpp>
+#include <keyschema/sqlite/detail/status.hpp>
+#include <keyschema/write_batch.hpp>
+
+#include <sqlite3.h>
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+KEYSCHEMA_BEGIN_NAMESPACE
+namespace sqlite_detail {
+
+// Heap-allocated so that snapshots, cursors and write transactions (which point into it)
+// survive a move of the backend. The reader pool is destroyed before the writer connection;
+// the registration last.
+struct backend_state {
+  std::string path;
+  std::string file;
+  detail::open_registration registration;
+  std::size_t max_entry = 0;
+  std::mutex write_mu;
+  bool sync_full = true;   // the writer's PRAGMA synchronous (FULL or NORMAL); under write_mu
+  bool unsynced = false;   // a commit since the last sync of the -wal file; under write_mu
+  std::string guard_where;  // the context of guards_hold's errors, made on first use; under write_mu
+  std::string guard_value;  // guards_hold's buffer, kept between writes; under write_mu
+  // The conditions of the last guarded commit and the data version it left (remember_guards);
+  // guards_same: guards_hold found the conditions it was given equal to them. Under write_mu.
+  struct remembered_guard {
+    std::string key;
+    std::string value;
+    bool exists = true;
+  };
+  std::vector<remembered_guard> guards;
+  unsigned guards_version = 0;
+  bool guards_known = false;
+  bool guards_same = false;
+  std::unique_ptr<sqlite_detail::connection> writer;
+  std::optional<sqlite_detail::reader_pool> readers;
+
+  std::string where_write(const write_batch& batch) const {
+    return "keyschema::sqlite_backend: writing " + std::to_string(batch.size()) + " operations to " + path +
+           " failed, nothing was applied";
+  }
+
+  void check_limits(const write_batch& batch) const {
+    for (const write_batch::op o : batch) {
+      if (o.key.size() > max_entry || o.value.size() > max_entry - o.key.size()) {
+        throw limit_error("keyschema::sqlite_backend: an operation of " + std::to_string(o.key.size()) +
+                          " key bytes and " + std::to_string(o.value.size()) + " value bytes exceeds the limit of " +
+                          std::to_string(max_entry) +
+                          " bytes per entry (sqlite_options::max_entry_bytes); nothing was written");
+      }
+    }
+  }
+
+  // REQUIRES: write_mu held, no transaction open on the writer.
+  void set_sync(bool full) {
+    if (full == sync_full) return;
+    writer->exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL",
+                 "keyschema::sqlite_backend: setting the durability of " + path);
+    sync_full = full;
+  }
+
+  void begin_immediate() {
+    writer->run(sqlite_detail::connection::begin_immediate_stmt,
+                "keyschema::sqlite_backend: taking the write lock of " + path);
+  }
+
+  // Whether every condition of g holds, read inside the open write transaction: one point
+  // SELECT per condition, or none when g is empty, or when g are the conditions of this
+  // backend's last guarded commit and the database has not changed since (the pager's data
+  // version, SQLITE_FCNTL_DATA_VERSION, which every commit of any connection or process
+  // changes). Errors: as connection::lookup.
+  bool guards_hold(write_guards g) {
+    guards_same = false;
+    if (g.empty()) return true;
+    guards_same = guards.size() == g.size();
+    for (std::size_t i = 0; i < g.size() && guards_same; ++i) {
+      guards_same = guards[i].exists == g[i].exists && guards[i].key == g[i].key && guards[i].value == g[i].value;
+    }
+    if (guards_same && guards_known && data_version() == guards_version) return true;
+    if (guard_where.empty()) guard_where = "keyschema::sqlite_backend: reading a guarded key of " + path;
+    for (const write_guard& c : g) {
+      const bool found = writer->lookup(c.key, guard_value, guard_where);
+      if (found != c.exists || (found && guard_value != c.value)) return false;
+    }
+    return true;
+  }
+
+  // After a commit of batch whose conditions g held (checked by guards_hold just before):
+  // remembers them with the data version the commit left, or forgets them when batch wrote one
+  // of their keys.
+  void remember_guards(write_guards g, const write_batch& batch) {
+    if (g.empty()) return;  // an unguarded commit changes the data version anyway
+    for (const write_batch::op o : batch) {
+      for (const write_guard& c : g) {
+        if (o.key == c.key) {
+          guards_known = false;
+          return;
+        }
+      }
+    }
+    if (!guards_same) {
+      guards.resize(g.size());
+      for (std::size_t i = 0; i < g.size(); ++i) guards[i] = {std::string(g[i].key), std::string(g[i].value), g[i].exists};
+    }
+    guards_version = data_version();
+    guards_known = guards_version != 0;
+  }
+
+  // The data version of the writer's database file (0 when SQLite cannot say).
+  unsigned data_version() const noexcept {
+    unsigned v = 0;
+    if (::sqlite3_file_control(writer->db(), "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK) return 0;
+    return v;
+  }
+
+  // The batch's operations inside the open write transaction.
+  void apply(const write_batch& batch) {
+    const std::string where = where_write(batch);
+    sqlite_detail::connection& w = *writer;
+    sqlite3_stmt* put = w.cached(sqlite_detail::connection::put_stmt, where);
+    sqlite3_stmt* del = w.cached(sqlite_detail::connection::erase_stmt, where);
+    for (const write_batch::op o : batch) {
+      sqlite3_stmt* st = o.kind == write_batch::op_kind::put ? put : del;
+      sqlite_detail::stmt_reset guard{st};
+      int rc = ::sqlite3_bind_blob(st, 1, sqlite_detail::blob_data(o.key), static_cast<int>(o.key.size()),
+                                   SQLITE_STATIC);
+      if (rc == SQLITE_OK && o.kind == write_batch::op_kind::put) {
+        rc = ::sqlite3_bind_blob(st, 2, sqlite_detail::blob_data(o.value), static_cast<int>(o.value.size()),
+                                 SQLITE_STATIC);
+      }
+      if (rc != SQLITE_OK) sqlite_detail::throw_sqlite_error(w.db(), rc, where, "sqlite3_bind_blob");
+      rc = ::sqlite3_step(st);
+      if (rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(w.db(), rc, where, "sqlite3_step");
+    }
+  }
+
+  // Makes earlier commits made with synchronous = NORMAL durable: fsyncs the -wal file through
+  // SQLite's own file object (SQLITE_FCNTL_JOURNAL_POINTER). REQUIRES: write_mu held.
+  void sync_log() {
+    if (!unsynced) return;
+    sqlite3_file* f = nullptr;
+    int rc = ::sqlite3_file_control(writer->db(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &f);
+    if (rc == SQLITE_OK && f != nullptr && f->pMethods != nullptr) rc = f->pMethods->xSync(f, SQLITE_SYNC_FULL);
+    if (rc != SQLITE_OK) {
+      sqlite_detail::throw_sqlite_error(nullptr, rc, "keyschema::sqlite_backend: syncing the write-ahead log of " + path,
+                                        "sqlite3_file_control");
+    }
+    unsynced = false;
+  }
+
+  ~backend_state() {
+    readers.reset();
+    writer.reset();
+  }
+};
+
+}  // namespace sqlite_detail
+KEYSCHEMA_END_NAMESPACE
