@@ -51,6 +51,11 @@
 //      whatever the steps did. Cost: one pass over each derived keyspace and its records.
 //   3. Writes New's record and erases the progress record in one atomic write with sync.
 //
+// Placement (keyschema::placed) is part of a keyspace's layout: a keyspace placed elsewhere in
+// New needs a step (ks::transform writing each entry again, unchanged). On a
+// backend_with_placements the run reads such a keyspace in both placements, erases there from
+// both, and writes into New's, so each batch moves its entries atomically.
+//
 // Durability: the batches of rewritten entries are
 // written without sync (a crash of the machine may lose the last ones, together with their
 // progress: the rerun redoes them); the start and the end are written with sync.
@@ -74,6 +79,7 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/store/migration.hpp>
+#include <keyschema/detail/store/placement_routes.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
@@ -132,6 +138,8 @@ migrate_result migrate(Backend& backend, const migrate_options& options, Steps&&
   static_assert(detail::derived_checks<New>::value,
                 "keyschema::migrate: a declared count or index of New does not match what it derives from (it "
                 "would be rebuilt wrong); the error above names the keyspaces");
+  // Placements (backend_with_placements): New's routes, reading a moved keyspace in Old's too.
+  detail::place_migration<Old, New>(backend);
   detail::migration_run<Old, New, Backend, std::remove_reference_t<Steps>...> run(backend, options, steps...);
   return run.run();
 }

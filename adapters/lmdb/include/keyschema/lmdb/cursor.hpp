@@ -17,6 +17,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/lmdb/detail/cursor_bound.hpp>
@@ -32,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -145,6 +147,25 @@ class lmdb_cursor {
       s.release_read(std::exchange(own_txn_, nullptr));
       throw;
     }
+  }
+
+  // A cursor over r in the transaction of h reading every placement r reaches (s.router), one
+  // LMDB cursor per named database, merged in key order (placement.hpp).
+  static detail::placement_cursor<lmdb_cursor> merged(const lmdb_detail::env_state& s,
+                                                      const std::shared_ptr<lmdb_detail::txn_handle>& h, bool shared,
+                                                      const key_range& r) {
+    std::vector<lmdb_cursor> subs;
+    bool main_first = false;
+    for (std::size_t i : s.router.reached(r)) {
+      if (!s.present[i]) continue;  // a read-only environment lacking the placement: it holds nothing
+      if (subs.empty()) main_first = i == 0;
+      subs.push_back(lmdb_cursor(h, shared, s.dbis[i], r, s.max_key));
+    }
+    if (subs.empty()) subs.push_back(lmdb_cursor(h, shared, s.dbi, key_range{"\x01", "\x01", r.reverse}, s.max_key));
+    lmdb_cursor first = std::move(subs.front());
+    subs.erase(subs.begin());
+    return detail::placement_cursor<lmdb_cursor>(std::move(first), std::move(subs), r.reverse,
+                                                 main_first ? lmdb_detail::placement_db_prefix : std::string_view());
   }
 
   // Copies the bound checked while stepping: upper going forward, lower in reverse.
