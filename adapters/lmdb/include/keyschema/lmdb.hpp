@@ -254,6 +254,12 @@ class lmdb_backend {
       return cursor_type(lmdb_cursor(*s_, range));
     }
     if (snap != nullptr) return lmdb_cursor::merged(*s_, snap->h_, true, range);
+    // A range within one placement (a store's scan of a keyspace) that cannot reach the main
+    // database's entries of the named databases (0xff...): one cursor on a private transaction.
+    if (const std::vector<std::size_t> on = s_->router.reached(range);
+        on.size() == 1 && s_->present[on[0]] &&
+        (on[0] != 0 || (!range.upper.empty() && range.upper <= lmdb_detail::placement_db_prefix.substr(0, 1))))
+      return cursor_type(lmdb_cursor(*s_, range, s_->dbis[on[0]]));
     return lmdb_cursor::merged(*s_, lmdb_detail::new_read_handle(*s_), false, range);
   }
 

@@ -55,7 +55,7 @@ class placement_router {
   void set_routes(std::span<const placement_route> routes) {
     routes_.clear();
     for (const placement_route& r : routes) {
-      route_entry e{std::string(r.prefix), add(r.placement), none};
+      route_entry e{std::string(r.prefix), successor(r.prefix), add(r.placement), none};
       if (r.previous && *r.previous != r.placement) e.also = add(*r.previous);
       routes_.push_back(std::move(e));
     }
@@ -79,10 +79,10 @@ class placement_router {
     if (placed_) {
       bool inside = false;
       for (const route_entry& e : routes_) {
-        if (!intersects(r, e.prefix)) continue;
+        if (!intersects(r, e)) continue;
         on[e.to] = true;
         if (e.also != none) on[e.also] = true;
-        inside = inside || within(r, e.prefix);
+        inside = inside || within(r, e);
       }
       if (!inside) on[0] = true;
     }
@@ -95,6 +95,7 @@ class placement_router {
  private:
   struct route_entry {
     std::string prefix;
+    std::string end;  // successor(prefix)
     std::size_t to;
     std::size_t also;
   };
@@ -106,15 +107,14 @@ class placement_router {
     if (!s.empty()) s.back() = static_cast<char>(static_cast<unsigned char>(s.back()) + 1);
     return s;
   }
-  // Whether a key starting with p can lie in r.
-  static bool intersects(const key_range& r, std::string_view p) {
-    const std::string end = successor(p);
-    return (end.empty() || r.lower < std::string_view(end)) && (r.upper.empty() || p < r.upper);
+  // Whether a key starting with e.prefix can lie in r.
+  static bool intersects(const key_range& r, const route_entry& e) {
+    return (e.end.empty() || r.lower < std::string_view(e.end)) && (r.upper.empty() || std::string_view(e.prefix) < r.upper);
   }
-  // Whether every key of r starts with p.
-  static bool within(const key_range& r, std::string_view p) {
-    const std::string end = successor(p);
-    return r.lower >= p && !r.upper.empty() && !end.empty() && r.upper <= std::string_view(end);
+  // Whether every key of r starts with e.prefix.
+  static bool within(const key_range& r, const route_entry& e) {
+    return r.lower >= std::string_view(e.prefix) && !r.upper.empty() && !e.end.empty() &&
+           r.upper <= std::string_view(e.end);
   }
 
   std::vector<std::string> names_;
