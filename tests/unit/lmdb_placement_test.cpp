@@ -4,7 +4,8 @@
 // keyschema-dump opens it) still reads every placement; a read-only open lacking a placement reads
 // it as empty; more placements than lmdb_options::max_placements is a limit_error naming it; and a
 // process killed while committing batches that span the three placements leaves each batch whole
-// or absent.
+// or absent. The routing itself (detail/backend/placement.hpp) is checked on nested and moving routes.
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/keyschema.hpp>
 #include <keyschema/lmdb.hpp>
 
@@ -21,10 +22,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 namespace lmdb_placement_test {
 
@@ -60,6 +63,43 @@ std::optional<long> entries(const std::filesystem::path& dir, const std::string&
 bool have_mdb_stat() { return std::system("command -v mdb_stat > /dev/null 2>&1") == 0; }
 
 }  // namespace
+
+TEST_CASE("placement routing: longest prefix, the placements a range reaches, a keyspace being moved",
+          "[placement]") {
+  using router = ks::detail::placement_router;
+  router r;
+  const std::string a = "\x02" "A" + std::string(1, '\0');                   // ("A", ...)
+  const std::string ab = a + "\x02" "B" + std::string(1, '\0');             // ("A", "B", ...)
+  const std::string c = "\x02" "C" + std::string(1, '\0');
+  const std::string ff = "\xff\xff";
+  // Before routes are set (a raw backend): every known placement is read.
+  r.add("content");
+  CHECK(r.reached(ks::key_range{a, c}) == std::vector<std::size_t>{0, 1});
+  const ks::placement_route routes[] = {{a, "content", std::nullopt},
+                                        {ab, "queues", std::nullopt},
+                                        {c, "queues", std::string_view("content")},
+                                        {ff, "edge", std::nullopt}};
+  r.set_routes(routes);
+  CHECK(r.names() == std::vector<std::string>{"", "content", "queues", "edge"});
+  CHECK(r.route(a + "x").to == 1);
+  CHECK(r.route(ab + "x").to == 2);                     // the longest prefix wins
+  CHECK(r.route("\x02" "B").to == 0);                   // no route: the default placement
+  CHECK(r.route("\xff" "keyschema/schema").to == 0);     // the store's records
+  CHECK(r.route(c).to == 2);
+  CHECK(r.route(c).also == 1);                          // moving: erases hit the old placement too
+  CHECK(r.route(ff + "x").to == 3);                     // a prefix of 0xff bytes has no successor
+  // A range inside ("A", ...) reaches content and, through the nested route, queues; not the default.
+  CHECK(r.reached(ks::key_range{a, "\x02" "A" + std::string(1, '\1')}) == std::vector<std::size_t>{1, 2});
+  // Inside ("A", "B", ...): queues alone.
+  CHECK(r.reached(ks::key_range{ab, ab + "\xff"}) == std::vector<std::size_t>{2});
+  // A range reaching past a prefix includes the default placement.
+  CHECK(r.reached(ks::key_range{a, "\x02" "B"}) == std::vector<std::size_t>{0, 1, 2});
+  // A moving keyspace is read in both placements.
+  CHECK(r.reached(ks::key_range{c, c + "\xff"}) == std::vector<std::size_t>{1, 2});
+  // The whole key space: everything, in both directions.
+  CHECK(r.reached(ks::key_range{{}, {}, true}) == std::vector<std::size_t>{0, 1, 2, 3});
+  CHECK(r.reached(ks::key_range{ff, {}}) == std::vector<std::size_t>{0, 3});
+}
 
 TEST_CASE("lmdb: placed keyspaces land in the named databases; a raw backend reads them all", "[lmdb][placement]") {
   if (!have_mdb_stat()) {

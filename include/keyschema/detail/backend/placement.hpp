@@ -77,14 +77,17 @@ class placement_router {
   std::vector<std::size_t> reached(const key_range& r) const {
     std::vector<bool> on(names_.size(), !placed_);
     if (placed_) {
-      bool inside = false;
+      // When r lies inside a route's prefix (the longest such), every key of r goes to that route
+      // or to one nested in it; otherwise to a route r meets or to the default placement.
+      const route_entry* inside = nullptr;
+      for (const route_entry& e : routes_)
+        if (within(r, e) && (inside == nullptr || e.prefix.size() > inside->prefix.size())) inside = &e;
       for (const route_entry& e : routes_) {
-        if (!intersects(r, e)) continue;
+        if (!intersects(r, e) || (inside != nullptr && !e.prefix.starts_with(inside->prefix))) continue;
         on[e.to] = true;
         if (e.also != none) on[e.also] = true;
-        inside = inside || within(r, e);
       }
-      if (!inside) on[0] = true;
+      if (inside == nullptr) on[0] = true;
     }
     std::vector<std::size_t> out;
     for (std::size_t i = 0; i < on.size(); ++i)
@@ -151,8 +154,13 @@ class placement_cursor {
     pick();
   }
 
-  // The cursor of the default placement (the only one when a single placement is read).
-  const Sub& first() const noexcept { return first_; }
+  // The engine's handle of the cursor of the placement the cursor is on (of the first placement
+  // read when it is not valid), for Sub cursors that offer native().
+  auto native() const noexcept
+    requires requires(const Sub& c) { c.native(); }
+  {
+    return (merged_ && cur_ != none ? at(cur_) : first_).native();
+  }
 
  private:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
