@@ -215,6 +215,7 @@ struct placed : KS {
                 "keyschema::placed: the second argument must be a keyschema::keyspace<...>");
   static_assert(!requires { KS::placement; }, "keyschema::placed: this keyspace is placed already; place it once");
   static constexpr std::string_view placement = Placement.view();
+  using keyschema_unplaced = KS;  // the keyspace in the default placement
 };
 
 namespace detail {
