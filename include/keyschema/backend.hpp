@@ -6,7 +6,7 @@
 // can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
 // `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction`,
 // `backend_with_transaction_range_erase`, `backend_with_write_guards`,
-// `backend_with_concurrent_writes` and `backend_with_compact_range`,
+// `backend_with_concurrent_writes`, `backend_with_compact_range` and `backend_with_placements`,
 // each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
 // archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
@@ -24,6 +24,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -249,6 +250,37 @@ concept backend_with_concurrent_writes = backend_with_write_transaction<B> && re
 // Errors: as the backend documents (LevelDB reports none here; RocksDB: backend_error).
 template <class B>
 concept backend_with_compact_range = backend<B> && requires(B& b, const key_range& r) { b.compact_range(r); };
+
+// Where the keys of one placed keyspace (keyschema::placed, schema.hpp) go: the keys starting
+// with `prefix` (the encoding of the keyspace's leading literals) belong to `placement`. When
+// `previous` is set (ks::migrate only, moving the keyspace), they may also still be in
+// `previous`: reads look in both, erases erase in both, puts go to `placement`. A placement name
+// is 1 to 64 characters of [a-z0-9_-]; "" is the default placement.
+struct placement_route {
+  std::string_view prefix;
+  std::string_view placement;
+  std::optional<std::string_view> previous;
+};
+
+// Optional: a backend that keeps placements apart in the engine's own means (LMDB: one named
+// database each). keyschema::store calls place(routes) once, right after constructing the
+// backend and before anything else, with one route per placed keyspace of its schema (none when
+// it places nothing); ks::migrate calls it with the routes of both schemas. Afterwards:
+//   - a key goes to the placement of the route with the longest prefix it starts with, or to the
+//     default placement (every key of an unplaced keyspace, and the store's 0xFF records);
+//   - write() stays atomic across placements (one engine transaction), snapshot() covers every
+//     placement at one point, and a cursor whose range reaches several placements merges them
+//     in key order, in both directions;
+//   - placements the engine already holds but no route names stay readable by full-range
+//     cursors only before place() is called (keyschema-dump, a raw backend); the schema record
+//     (fingerprint.hpp) names each keyspace's placement, so a store whose schema places a
+//     keyspace elsewhere is refused before it could read an empty placement.
+// A backend without it keeps every key in one key space (LevelDB, etcd, memory_backend).
+// Calling place() twice replaces the routes. Errors: backend_error (creating a placement failed;
+// nothing else changed), limit_error (more placements than the engine was opened for).
+template <class B>
+concept backend_with_placements =
+    backend<B> && requires(B& b, std::span<const placement_route> routes) { b.place(routes); };
 
 namespace detail {
 // One static_assert per requirement of `backend`, so that a class that does not model it is told

@@ -8,6 +8,8 @@
 //   ...;expiry=raw{lit:EXPIRY,field:expires_at:time_point<system_clock,duration<i64,1/1000>>};
 // A keyspace the store maintains names what it derives from after its value codec:
 //   message_count=packed<i64>:count_of<message_metadata,1>{...}   (counters.hpp, indexes.hpp)
+// A placed keyspace (keyschema::placed) names its placement before its segments:
+//   message_content=raw@content{...}
 // The fingerprint is the 64-bit FNV-1a hash of that text, computed at compile time. A store
 // writes the fingerprint and the layout text under a reserved key (schema_key, which starts with
 // 0xFF, a byte no tuple-encoded key starts with) the first time it opens a database, and checks
@@ -72,6 +74,10 @@ struct keyspace_layout<KS, std::tuple<S...>, Sink> {
     if constexpr (requires { KS::value_marker::visit_layout(sink); }) {
       sink(":");  // a keyspace the store maintains (counters.hpp, indexes.hpp): what it derives from
       KS::value_marker::visit_layout(sink);
+    }
+    if constexpr (!placement_of<KS>().empty()) {
+      sink("@");  // a placed keyspace (schema.hpp, keyschema::placed): its placement
+      sink(placement_of<KS>());
     }
     sink("{");
     bool first = true;

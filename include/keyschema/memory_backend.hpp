@@ -7,6 +7,9 @@
 // state while writers go on, exactly like LevelDB and LMDB do. Nothing is durable:
 // write_options::sync is accepted and has no effect.
 //
+// Placement (keyschema::placed) is ignored: this backend does not model backend_with_placements
+// (<keyschema/backend.hpp>), and every keyspace stays in its one key space.
+//
 // Thread-safety: as the backend contract requires. get, snapshot and cursor may run concurrently
 // with each other and with one write(); readers only take a shared lock for a single step.
 #pragma once

@@ -51,6 +51,13 @@
 //      whatever the steps did. Cost: one pass over each derived keyspace and its records.
 //   3. Writes New's record and erases the progress record in one atomic write with sync.
 //
+// Placement (keyschema::placed) is part of a keyspace's layout. An old keyspace without a step
+// whose keyspace of the same name in New differs from it in placement only is moved by an
+// implicit step (a ks::transform writing each entry unchanged; for a count or index, ks::drop, as
+// step 2b derives it again). On a backend_with_placements the run reads such a keyspace in both
+// placements, erases there from both, and writes into New's, so each batch moves its entries
+// atomically.
+//
 // Durability: the batches of rewritten entries are
 // written without sync (a crash of the machine may lose the last ones, together with their
 // progress: the rerun redoes them); the start and the end are written with sync.
@@ -74,6 +81,7 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/store/migration.hpp>
+#include <keyschema/detail/store/placement_routes.hpp>
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
@@ -81,6 +89,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -90,6 +99,81 @@ KEYSCHEMA_BEGIN_NAMESPACE
 // migrate_result (what a call did) and migration_writer<New> (what a transform writes into: put
 // and erase of New's keyspaces, with the errors of a batch's) are declared in
 // detail/store/migration.hpp.
+
+namespace detail {
+// Moving a keyspace between placements: an old keyspace without a step whose keyspace of the same
+// name in New differs from it in placement only is moved by an implicit step, ks::transform
+// writing each entry unchanged into New's (a count or index: ks::drop, since step 2b derives it
+// again).
+template <class K>
+struct unplaced {
+  using type = K;
+};
+template <class K>
+  requires requires { typename K::keyschema_unplaced; }
+struct unplaced<K> {
+  using type = typename K::keyschema_unplaced;
+};
+template <class OldKS, class NewKS>
+inline constexpr bool placement_only_change =
+    OldKS::name == NewKS::name && placement_of<OldKS>() != placement_of<NewKS>() &&
+    keyspace_fingerprint<typename unplaced<OldKS>::type> == keyspace_fingerprint<typename unplaced<NewKS>::type>;
+
+template <class OldKS, class... K>
+struct moved_keyspace {
+  using type = void;
+};
+template <class OldKS, class K, class... Ks>
+struct moved_keyspace<OldKS, K, Ks...> {
+  using type = std::conditional_t<placement_only_change<OldKS, K>, K, typename moved_keyspace<OldKS, Ks...>::type>;
+};
+template <class OldKS, class Schema>
+struct moved_into;
+template <class OldKS, class... K>
+struct moved_into<OldKS, schema<K...>> : moved_keyspace<OldKS, K...> {};
+
+template <class NewKS, class New>
+struct move_entry {
+  template <class OldKS>
+  void operator()(const entry<OldKS>& e, migration_writer<New>& out) const {
+    out.template put<NewKS>(e.key, e.value);
+  }
+};
+
+template <class Old, class New, class K, class... Steps>
+auto implicit_move_step() {
+  if constexpr (step_count<K, Steps...> == 0 && !carried_into<New, K>()) {
+    using N = typename moved_into<K, New>::type;
+    if constexpr (std::is_void_v<N>)
+      return std::tuple<>{};
+    else if constexpr (requires { typename K::value_marker::indexed_keyspace; } ||
+                       requires { typename K::value_marker::counted_keyspace; })
+      return std::tuple<drop_step<K>>{};
+    else
+      return std::tuple<transform_step<K, move_entry<N, New>>>{transform_step<K, move_entry<N, New>>{{}}};
+  } else {
+    return std::tuple<>{};
+  }
+}
+template <class Old, class New, class... Steps>
+auto implicit_move_steps() {
+  return []<class... K>(std::tuple<K...>*) {
+    return std::tuple_cat(implicit_move_step<Old, New, K, Steps...>()...);
+  }(static_cast<typename Old::keyspaces*>(nullptr));
+}
+
+template <class Old, class New, class Backend, class... Steps>
+migrate_result run_migration(Backend& backend, const migrate_options& options, Steps&... steps) {
+  static_assert(detail::check_migration_steps<Old, New, std::remove_cv_t<Steps>...>());
+  static_assert(detail::derived_checks<New>::value,
+                "keyschema::migrate: a declared count or index of New does not match what it derives from (it "
+                "would be rebuilt wrong); the error above names the keyspaces");
+  // Placements (backend_with_placements): New's routes, reading a moved keyspace in Old's too.
+  detail::place_migration<Old, New>(backend);
+  detail::migration_run<Old, New, Backend, Steps...> run(backend, options, steps...);
+  return run.run();
+}
+}  // namespace detail
 
 // The step rewriting old keyspace OldKS with f (see the top of this file). f is moved into it.
 template <class OldKS, class F>
@@ -128,12 +212,13 @@ template <class Old, class New, class Backend, class... Steps>
 migrate_result migrate(Backend& backend, const migrate_options& options, Steps&&... steps) {
   static_assert(valid_schema<Old> && valid_schema<New>,
                 "keyschema::migrate: Old and New must be valid schemas; check each with keyschema::valid_schema");
-  static_assert(detail::check_migration_steps<Old, New, std::remove_cvref_t<Steps>...>());
-  static_assert(detail::derived_checks<New>::value,
-                "keyschema::migrate: a declared count or index of New does not match what it derives from (it "
-                "would be rebuilt wrong); the error above names the keyspaces");
-  detail::migration_run<Old, New, Backend, std::remove_reference_t<Steps>...> run(backend, options, steps...);
-  return run.run();
+  // Keyspaces moved between placements and given no step get the implicit one.
+  auto moves = detail::implicit_move_steps<Old, New, std::remove_cvref_t<Steps>...>();
+  return std::apply(
+      [&](auto&... move) {
+        return detail::run_migration<Old, New>(backend, options, steps..., move...);
+      },
+      moves);
 }
 // As above with default options.
 template <class Old, class New, class Backend, class... Steps>

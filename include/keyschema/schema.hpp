@@ -191,6 +191,71 @@ struct keyspace {
   static constexpr auto prefix_segments = detail::prefix_segments<Segments...>();
 };
 
+// A keyspace placed in a named part of the database (its placement) instead of the default one:
+//   using message_content = ks::placed<"content", ks::keyspace<"message_content", ks::bytes, ...>>;
+// It is the keyspace KS in every respect (key, value, name), plus `placement`. A backend that
+// models backend_with_placements (backend.hpp) keeps each placement apart in the engine's own
+// means (an LMDB named database); one that does not keeps every key in one key space. The
+// placement is part of the schema layout (fingerprint.hpp): placing a keyspace elsewhere is a
+// schema change, done with ks::migrate. Routing is by key prefix: a placed keyspace must start
+// with a literal, and no key of a keyspace placed elsewhere may start with its leading literals
+// (checked with the schema). Name: 1 to 64 characters of [a-z0-9_-].
+template <fixed_string Placement, class KS>
+struct placed : KS {
+  static_assert(
+      [] {
+        const std::string_view n = Placement.view();
+        if (n.empty() || n.size() > 64) return false;
+        for (char c : n)
+          if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) return false;
+        return true;
+      }(),
+      "keyschema::placed: a placement name is 1 to 64 characters of [a-z0-9_-]; rename the placement");
+  static_assert(requires { requires std::is_same_v<typename KS::keyschema_kind, detail::keyspace_tag>; },
+                "keyschema::placed: the second argument must be a keyschema::keyspace<...>");
+  static_assert(!requires { KS::placement; }, "keyschema::placed: this keyspace is placed already; place it once");
+  static constexpr std::string_view placement = Placement.view();
+  using keyschema_unplaced = KS;  // the keyspace in the default placement
+};
+
+namespace detail {
+// The placement of keyspace KS: its `placement`, or "" (the default placement).
+template <class KS>
+constexpr std::string_view placement_of() {
+  if constexpr (requires { KS::placement; })
+    return KS::placement;
+  else
+    return {};
+}
+// The number of literals KS starts with, and their encoding: the key prefix a backend routes
+// KS's keys by (backend_with_placements).
+template <class KS>
+constexpr std::size_t leading_literals() {
+  return [&]<class... S>(std::tuple<S...>*) {
+    constexpr bool lits[] = {is_lit<S>::value..., false};
+    std::size_t n = 0;
+    while (lits[n]) ++n;
+    return n;
+  }(static_cast<typename KS::segments*>(nullptr));
+}
+template <class S>
+constexpr std::string_view lit_encoded() {
+  if constexpr (is_lit<S>::value)
+    return S::encoded;
+  else
+    return {};
+}
+template <class KS>
+std::string placement_prefix() {
+  std::string out;
+  [&]<class... S>(std::tuple<S...>*) {
+    bool more = true;
+    ((more = more && is_lit<S>::value, more ? static_cast<void>(out.append(lit_encoded<S>())) : void()), ...);
+  }(static_cast<typename KS::segments*>(nullptr));
+  return out;
+}
+}  // namespace detail
+
 // A set of keyspaces sharing one database. Check it with keyschema::valid_schema.
 template <class... Keyspaces>
 struct schema {
@@ -352,6 +417,8 @@ enum class problem_kind {
   codec_type_codes_include_ff,
   value_without_codec,
   keyspaces_collide,
+  placement_without_literal,
+  placement_prefix_shared,
 };
 
 struct schema_problem {
@@ -436,6 +503,42 @@ constexpr void collide_rows(schema_problem& p, std::index_sequence<I...>) {
   (collide_row<KSs, I>(p, std::make_index_sequence<I>{}), ...);
 }
 
+// Whether a key of B can start with the leading literals of A (then routing by A's prefix would
+// place it with A).
+template <class A, class B>
+constexpr bool prefix_reaches() {
+  constexpr std::size_t n = leading_literals<A>();
+  std::array<segment_info, n> pre{};
+  for (std::size_t i = 0; i < n; ++i) pre[i] = keyspace_info<A>::segments[i];
+  return collision_position(pre, keyspace_info<B>::segments) != static_cast<std::size_t>(-1);
+}
+
+// Placed keyspace I: starts with a literal, and no keyspace placed elsewhere reaches its prefix.
+template <class KSs, std::size_t I, std::size_t... J>
+constexpr void placement_row(schema_problem& p, std::index_sequence<J...>) {
+  using A = std::tuple_element_t<I, KSs>;
+  if constexpr (!placement_of<A>().empty()) {
+    if (p.kind != problem_kind::none) return;
+    if constexpr (leading_literals<A>() == 0) {
+      p = {problem_kind::placement_without_literal, I, 0, 0};
+    } else {
+      (
+          [&] {
+            using B = std::tuple_element_t<J, KSs>;
+            if (p.kind == problem_kind::none && I != J && placement_of<A>() != placement_of<B>() &&
+                prefix_reaches<A, B>())
+              p = {problem_kind::placement_prefix_shared, I, J, leading_literals<A>()};
+          }(),
+          ...);
+    }
+  }
+}
+
+template <class KSs, std::size_t... I>
+constexpr void placement_rows(schema_problem& p, std::index_sequence<I...>) {
+  (placement_row<KSs, I>(p, std::make_index_sequence<sizeof...(I)>{}), ...);
+}
+
 template <class... K>
 constexpr schema_problem find_problem(schema<K...>*) {
   constexpr bool keyspaces[] = {is_keyspace<K>::value..., true};
@@ -486,6 +589,9 @@ constexpr schema_problem find_problem(schema<K...>*) {
     if (p.kind != problem_kind::none) return p;
     // Pairwise prefix-disjointness.
     collide_rows<std::tuple<K...>>(p, std::make_index_sequence<sizeof...(K)>{});
+    if (p.kind != problem_kind::none) return p;
+    // Placements route by key prefix.
+    placement_rows<std::tuple<K...>>(p, std::make_index_sequence<sizeof...(K)>{});
     return p;
   } else {
     return {};
@@ -590,6 +696,23 @@ struct empty_keyspace {
   static constexpr bool value = false;
 };
 
+template <fixed_string Keyspace>
+struct placement_without_literal {
+  static_assert(always_false<Keyspace.size()>,
+                "keyschema::placed: a placed keyspace must start with a keyschema::lit<\"WORD\"> (backends route "
+                "its keys by that prefix); start the keyspace with a literal");
+  static constexpr bool value = false;
+};
+
+template <fixed_string PlacedKeyspace, fixed_string OtherKeyspace, std::size_t LeadingLiterals>
+struct placement_prefix_shared {
+  static_assert(always_false<LeadingLiterals>,
+                "keyschema::placed: a key of OtherKeyspace (placed elsewhere) can start with the leading literals of "
+                "PlacedKeyspace, by which its keys are routed (see this instantiation); give PlacedKeyspace a "
+                "leading literal OtherKeyspace cannot produce, or place both alike");
+  static constexpr bool value = false;
+};
+
 }  // namespace diagnostic
 
 namespace detail {
@@ -626,6 +749,11 @@ constexpr bool diagnose_schema() {
                                                        codec_type>::value;
     } else if constexpr (p.kind == problem_kind::value_without_codec) {
       return diagnostic::value_without_codec<std::tuple_element_t<p.a, ks>::name_string>::value;
+    } else if constexpr (p.kind == problem_kind::placement_without_literal) {
+      return diagnostic::placement_without_literal<std::tuple_element_t<p.a, ks>::name_string>::value;
+    } else if constexpr (p.kind == problem_kind::placement_prefix_shared) {
+      return diagnostic::placement_prefix_shared<std::tuple_element_t<p.a, ks>::name_string,
+                                                 std::tuple_element_t<p.b, ks>::name_string, p.segment>::value;
     } else {
       return diagnostic::keyspaces_collide<std::tuple_element_t<p.a, ks>::name_string,
                                            std::tuple_element_t<p.b, ks>::name_string, p.segment>::value;

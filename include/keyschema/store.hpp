@@ -79,6 +79,7 @@
 #include <keyschema/entry.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
+#include <keyschema/detail/store/placement_routes.hpp>
 #include <keyschema/key_arg.hpp>
 #include <keyschema/retry.hpp>
 #include <keyschema/scan.hpp>
@@ -824,6 +825,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   template <class... Args>
     requires(!detail::starts_with_adopt<Args...>::value)
   explicit store(Args&&... args) : backend_(std::forward<Args>(args)...) {
+    detail::place_schema<Schema>(backend_);  // backend_with_placements: where placed keyspaces go
     check_fingerprint(false);
   }
   // The adopting constructor: as above, but a non-empty database without a schema record is
@@ -836,6 +838,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // schema_error (adopting writes the record).
   template <class... Args>
   explicit store(adopt_t, Args&&... args) : backend_(std::forward<Args>(args)...) {
+    detail::place_schema<Schema>(backend_);
     check_fingerprint(true);
   }
   store(const store&) = delete;

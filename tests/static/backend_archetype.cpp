@@ -13,6 +13,7 @@
 #include <keyschema/write_batch.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -175,6 +176,14 @@ struct with_erase_range : backend<lacks::nothing> {
   void erase_range(const ks::key_range& range, const ks::write_options& opts);
 };
 static_assert(ks::backend_with_erase_range<with_erase_range>);
+
+// backend_with_placements: place(routes), called once by the store after constructing the backend.
+struct with_placements : backend<lacks::nothing> {
+  void place(std::span<const ks::placement_route> routes);
+};
+static_assert(ks::backend_with_placements<with_placements>);
+static_assert(!ks::backend_with_placements<backend<lacks::nothing>>, "placement is optional");
+static_assert(sizeof(ks::store<ks_schema, with_placements>) > 0);
 
 struct with_write_transaction : backend<lacks::nothing> {
   struct write_transaction_type {

@@ -52,6 +52,9 @@
 // take conditions (a key holds given bytes, or is absent) that become compares of the same Txn,
 // so keyschema::store's check of its schema record costs no round trip.
 //
+// Placement (keyschema::placed) is ignored: this backend does not model backend_with_placements
+// (<keyschema/backend.hpp>), and every keyspace stays in its one key space.
+//
 // Thread-safety: get, snapshot, cursor, limits, write and begin_write may be called concurrently
 // from any number of threads (each call uses its own HTTP connection from a pool). A single
 // cursor, snapshot or write transaction is not shared between threads without external

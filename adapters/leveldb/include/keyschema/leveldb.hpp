@@ -19,6 +19,9 @@
 // One database directory is open by at most one leveldb_backend at a time, in any process
 // (LevelDB's LOCK file); a second open raises keyschema::locked_error.
 //
+// Placement (keyschema::placed) is ignored: this backend does not model backend_with_placements
+// (<keyschema/backend.hpp>), and every keyspace stays in its one key space.
+//
 // Thread-safety: get, snapshot, cursor, approximate_size and property may be called concurrently
 // from any number of threads, also while other threads are inside write() or compact_range()
 // (LevelDB synchronizes internally). A single cursor or snapshot object is not shared between

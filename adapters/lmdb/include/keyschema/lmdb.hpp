@@ -25,6 +25,10 @@
 //   - begin_write()  one LMDB write transaction, held until its commit() or destruction: LMDB's
 //                    write lock serializes it against writers of every process. keyschema::store
 //                    runs its transactions in it, so they are serializable across processes.
+//   - place()        backend_with_placements: each placement (keyschema::placed) is a named
+//                    database; write() and begin_write() stay one transaction over all of them,
+//                    a snapshot one read transaction, and a cursor reaching several placements
+//                    merges one MDB_cursor per named database (see docs/backends/lmdb.md).
 // The environment is opened with MDB_NOTLS (a thread may hold several snapshots and cursors, and
 // they may move between threads) and without MDB_NOSYNC: a commit is durable by default, through
 // LMDB's own ordered flush (data pages, fdatasync, then the meta page through an O_DSYNC
@@ -83,9 +87,11 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -93,7 +99,7 @@ class lmdb_backend {
  public:
   // The handles the backend contract names; each is documented in its own header.
   using snapshot_type = lmdb_snapshot;                    // <keyschema/lmdb/snapshot.hpp>
-  using cursor_type = lmdb_cursor;                        // <keyschema/lmdb/cursor.hpp>
+  using cursor_type = detail::placement_cursor<lmdb_cursor>;  // <keyschema/lmdb/cursor.hpp>, merged over placements
   using write_transaction_type = lmdb_write_transaction;  // <keyschema/lmdb/write_transaction.hpp>
 
   // Opens (creating when allowed) the LMDB environment in the directory `path`.
@@ -240,9 +246,81 @@ class lmdb_backend {
   // A cursor over range in *snap, or in a private snapshot taken now when snap is nullptr.
   // The bounds are copied. Errors: those of snapshot(), and backend_error "mdb_cursor_open" /
   // "mdb_cursor_get".
+  // With placements (keyschema::placed): one LMDB cursor per named database the range reaches,
+  // all in one read transaction (the snapshot's, or one taken now), merged in key order.
   cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
-    if (snap != nullptr) return cursor_type(snap->h_, true, s_->dbi, range, s_->max_key);
-    return cursor_type(*s_, range);
+    if (s_->single()) [[likely]] {
+      if (snap != nullptr) return cursor_type(lmdb_cursor(snap->h_, true, s_->dbi, range, s_->max_key));
+      return cursor_type(lmdb_cursor(*s_, range));
+    }
+    if (snap != nullptr) return lmdb_cursor::merged(*s_, snap->h_, true, range);
+    // A range within one placement (a store's scan of a keyspace) that cannot reach the main
+    // database's entries of the named databases (0xff...): one cursor on a private transaction.
+    if (const std::vector<std::size_t> on = s_->router.reached(range);
+        on.size() == 1 && s_->present[on[0]] &&
+        (on[0] != 0 || (!range.upper.empty() && range.upper <= lmdb_detail::placement_db_prefix.substr(0, 1))))
+      return cursor_type(lmdb_cursor(*s_, range, s_->dbis[on[0]]));
+    return lmdb_cursor::merged(*s_, lmdb_detail::new_read_handle(*s_), false, range);
+  }
+
+  // Routes the keys of placed keyspaces (backend_with_placements, <keyschema/backend.hpp>): each
+  // placement is an LMDB named database, "\xffkeyschema/placement/<name>" (a key of the main
+  // database, stepped over by cursors), created here in one write transaction when missing (a
+  // read_only environment lacking one reads it as empty). Writes across placements stay one LMDB
+  // transaction; a snapshot is one read transaction over all of them.
+  // REQUIRES: nothing else uses the backend meanwhile (keyschema::store calls it from its
+  // constructor). Errors: limit_error - more placements than lmdb_options::max_placements
+  // (MDB_DBS_FULL); nothing was created. Remedy: raise max_placements. backend_error
+  // "mdb_txn_begin"/"mdb_dbi_open"/"mdb_txn_commit" - LMDB failed; nothing was created.
+  void place(std::span<const placement_route> routes) {
+    std::vector<std::string> missing;
+    const auto need = [&](std::string_view name) {
+      if (name.empty() || s_->router.find(name) != detail::placement_router::none) return;
+      for (const std::string& m : missing)
+        if (m == name) return;
+      missing.emplace_back(name);
+    };
+    for (const placement_route& r : routes) {
+      need(r.placement);
+      if (r.previous) need(*r.previous);
+    }
+    std::vector<MDB_dbi> opened;
+    if (!missing.empty() && !s_->read_only) {
+      std::lock_guard wl(s_->write_mu);
+      s_->enter_gate();
+      lmdb_detail::gate_lease lease(s_->gate);
+      lmdb_detail::write_txn w;
+      if (const int rc = ::mdb_txn_begin(s_->env, nullptr, 0, &w.txn); rc != MDB_SUCCESS) {
+        w.txn = nullptr;
+        lmdb_detail::throw_status("keyschema::lmdb_backend::place: cannot begin a write transaction on " + s_->path,
+                                  "mdb_txn_begin", rc);
+      }
+      for (const std::string& name : missing) {
+        const std::string full = std::string(lmdb_detail::placement_db_prefix) + name;
+        MDB_dbi dbi = 0;
+        if (const int rc = ::mdb_dbi_open(w.txn, full.c_str(), MDB_CREATE, &dbi); rc != MDB_SUCCESS) {
+          if (rc == MDB_DBS_FULL) {
+            throw limit_error("keyschema::lmdb_backend::place: placement '" + name + "' does not fit: " + s_->path +
+                              " was opened for at most " + std::to_string(s_->dbis.size() - 1) +
+                              " placements (lmdb_options::max_placements); raise it. Nothing was created");
+          }
+          lmdb_detail::throw_status("keyschema::lmdb_backend::place: cannot create the named database of placement '" +
+                                        name + "' in " + s_->path,
+                                    "mdb_dbi_open", rc);
+        }
+        opened.push_back(dbi);
+      }
+      if (const int rc = s_->commit_write(w.release()); rc != MDB_SUCCESS) {
+        lmdb_detail::throw_status("keyschema::lmdb_backend::place: cannot create placements in " + s_->path,
+                                  "mdb_txn_commit", rc);
+      }
+    }
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+      s_->router.add(missing[i]);
+      s_->dbis.push_back(opened.empty() ? s_->dbi : opened[i]);
+      s_->present.push_back(static_cast<char>(opened.empty() ? 0 : 1));
+    }
+    s_->router.set_routes(routes);
   }
 
   // What write() accepts: max_key_bytes = mdb_env_get_maxkeysize (511 bytes in a default LMDB
@@ -278,6 +356,8 @@ class lmdb_backend {
 };
 
 static_assert(backend<lmdb_backend>, "keyschema::lmdb_backend: does not meet the backend contract; see <keyschema/backend.hpp>");
+static_assert(backend_with_placements<lmdb_backend>,
+              "keyschema::lmdb_backend: does not model backend_with_placements; see <keyschema/backend.hpp>");
 static_assert(backend_with_write_guards<lmdb_backend>,
               "keyschema::lmdb_backend: other processes can open its environment, so it must guard writes "
               "(backend_with_write_guards); see <keyschema/backend.hpp>");

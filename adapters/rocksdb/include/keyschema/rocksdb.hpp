@@ -29,6 +29,9 @@
 // One database directory is open by at most one rocksdb_backend at a time, in any process
 // (RocksDB's LOCK file); a second open raises keyschema::locked_error.
 //
+// Placement (keyschema::placed) is ignored: this backend does not model backend_with_placements
+// (<keyschema/backend.hpp>), and every keyspace stays in its one key space.
+//
 // Thread-safety: get, snapshot, cursor, limits, approximate_size and property may be called
 // concurrently from any number of threads, also while other threads are inside write(),
 // erase_range() or compact_range() (RocksDB synchronizes internally). A single cursor or snapshot

@@ -39,6 +39,9 @@
 // Other processes may open the same database at the same time (SQLite's locks); within one
 // process a database is open in at most one sqlite_backend (a second one raises locked_error).
 //
+// Placement (keyschema::placed) is ignored: this backend does not model backend_with_placements
+// (<keyschema/backend.hpp>), and every keyspace stays in its one key space.
+//
 // Thread-safety: get, snapshot, cursor and limits may be called concurrently from any number of
 // threads, also while other threads are inside write(); write() and begin_write() are serialized
 // by a mutex. A write_transaction_type belongs to the thread that began it. Copies of one

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -106,6 +107,20 @@ inline std::string describe_segment(std::string_view seg) {
 inline std::string describe_part_difference(std::string_view stored, std::string_view program) {
   const part_fields s = read_part(stored);
   const part_fields p = read_part(program);
+  // A placed keyspace's codec text ends with "@placement" (fingerprint.hpp).
+  const auto split = [](std::string_view codec) {
+    const std::size_t at = codec.rfind('@');
+    return at == std::string_view::npos ? std::pair<std::string_view, std::string_view>{codec, {}}
+                                        : std::pair{codec.substr(0, at), codec.substr(at + 1)};
+  };
+  const auto [s_codec, s_place] = split(s.codec);
+  const auto [p_codec, p_place] = split(p.codec);
+  if (s_codec == p_codec && s_place != p_place) {
+    const auto name = [](std::string_view pl) {
+      return pl.empty() ? std::string("the default placement") : "placement '" + std::string(pl) + "'";
+    };
+    return name(s_place) + " stored, " + name(p_place) + " in this program";
+  }
   if (s.codec != p.codec) {
     return "value codec " + std::string(s.codec) + " stored, " + std::string(p.codec) + " in this program";
   }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/lmdb/detail/cursor_bound.hpp>
@@ -32,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -51,6 +53,7 @@ class lmdb_cursor {
   lmdb_cursor(lmdb_cursor&& o) noexcept
       : txn_(std::move(o.txn_)),
         own_st_(std::exchange(o.own_st_, nullptr)),
+        spare_(o.spare_),
         own_txn_(std::exchange(o.own_txn_, nullptr)),
         cur_(std::exchange(o.cur_, nullptr)),
         bound_(std::move(o.bound_)),
@@ -67,6 +70,7 @@ class lmdb_cursor {
       close();
       txn_ = std::move(o.txn_);
       own_st_ = std::exchange(o.own_st_, nullptr);
+      spare_ = o.spare_;
       own_txn_ = std::exchange(o.own_txn_, nullptr);
       cur_ = std::exchange(o.cur_, nullptr);
       bound_ = std::move(o.bound_);
@@ -134,17 +138,40 @@ class lmdb_cursor {
   }
 
   // A cursor on a private read transaction taken now from s's pool (no shared handle: nothing
-  // else reads it); close() returns it. REQUIRES: s outlives the cursor.
-  lmdb_cursor(lmdb_detail::env_state& s, const key_range& r) {
+  // else reads it); close() returns it. It reads the named database dbi (the main one by
+  // default; only a cursor on the main one reuses the environment's spare MDB_cursor).
+  // REQUIRES: s outlives the cursor.
+  lmdb_cursor(lmdb_detail::env_state& s, const key_range& r) : lmdb_cursor(s, r, s.dbi) {}
+  lmdb_cursor(lmdb_detail::env_state& s, const key_range& r, MDB_dbi dbi) {
     init(r);
     own_txn_ = s.acquire_read();
     own_st_ = &s;
+    spare_ = dbi == s.dbi;
     try {
-      open(own_txn_, s.dbi, r, s.max_key);
+      open(own_txn_, dbi, r, s.max_key);
     } catch (...) {
       s.release_read(std::exchange(own_txn_, nullptr));
       throw;
     }
+  }
+
+  // A cursor over r in the transaction of h reading every placement r reaches (s.router), one
+  // LMDB cursor per named database, merged in key order (placement.hpp).
+  static detail::placement_cursor<lmdb_cursor> merged(const lmdb_detail::env_state& s,
+                                                      const std::shared_ptr<lmdb_detail::txn_handle>& h, bool shared,
+                                                      const key_range& r) {
+    std::vector<lmdb_cursor> subs;
+    bool main_first = false;
+    for (std::size_t i : s.router.reached(r)) {
+      if (!s.present[i]) continue;  // a read-only environment lacking the placement: it holds nothing
+      if (subs.empty()) main_first = i == 0;
+      subs.push_back(lmdb_cursor(h, shared, s.dbis[i], r, s.max_key));
+    }
+    if (subs.empty()) subs.push_back(lmdb_cursor(h, shared, s.dbi, key_range{"\x01", "\x01", r.reverse}, s.max_key));
+    lmdb_cursor first = std::move(subs.front());
+    subs.erase(subs.begin());
+    return detail::placement_cursor<lmdb_cursor>(std::move(first), std::move(subs), r.reverse,
+                                                 main_first ? lmdb_detail::placement_db_prefix : std::string_view());
   }
 
   // Copies the bound checked while stepping: upper going forward, lower in reverse.
@@ -157,7 +184,7 @@ class lmdb_cursor {
 
   // Opens the LMDB cursor in txn and moves it to the first entry of r. The caller holds the lock.
   KEYSCHEMA_ALWAYS_INLINE void open(MDB_txn* txn, MDB_dbi dbi, const key_range& r, std::size_t max_key) {
-    const int rc = own_st_ != nullptr ? own_st_->open_read_cursor(txn, &cur_) : ::mdb_cursor_open(txn, dbi, &cur_);
+    const int rc = own_st_ != nullptr && spare_ ? own_st_->open_read_cursor(txn, &cur_) : ::mdb_cursor_open(txn, dbi, &cur_);
     if (rc != MDB_SUCCESS) {
       cur_ = nullptr;
       lmdb_detail::throw_status("keyschema::lmdb_backend::cursor: cannot open a cursor", "mdb_cursor_open", rc);
@@ -230,7 +257,7 @@ class lmdb_cursor {
   // Closes cur_; a private read transaction's cursor goes back to its environment for reuse.
   void close_cursor() noexcept {
     MDB_cursor* c = std::exchange(cur_, nullptr);
-    if (own_st_ != nullptr) own_st_->close_read_cursor(c);
+    if (own_st_ != nullptr && spare_) own_st_->close_read_cursor(c);
     else ::mdb_cursor_close(c);
   }
 
@@ -246,6 +273,7 @@ class lmdb_cursor {
 
   std::shared_ptr<lmdb_detail::txn_handle> txn_;  // a snapshot's or a write transaction's; empty when private
   lmdb_detail::env_state* own_st_ = nullptr;      // the private read transaction's environment
+  bool spare_ = true;  // a private cursor on the main database: its MDB_cursor is the environment's spare
   MDB_txn* own_txn_ = nullptr;                    // the private read transaction, or nullptr
   MDB_cursor* cur_ = nullptr;
   lmdb_detail::cursor_bound bound_;  // upper (forward) or lower (reverse); the other was used by seek()

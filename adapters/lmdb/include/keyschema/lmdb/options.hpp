@@ -34,6 +34,10 @@ struct lmdb_options {
   bool create_if_missing = true;
   // Permissions of data.mdb and lock.mdb when they are created (before the umask).
   unsigned mode = 0644;
+  // The most placements (keyschema::placed, one LMDB named database each) the environment can
+  // hold besides the default one (mdb_env_set_maxdbs). A schema placing keyspaces in more fails
+  // with limit_error when the store opens.
+  unsigned max_placements = 16;
   // Longest time a map resize waits for open snapshots and cursors of this process to end, and
   // that a new snapshot, cursor or get() waits for a running resize.
   std::chrono::milliseconds resize_wait{10000};

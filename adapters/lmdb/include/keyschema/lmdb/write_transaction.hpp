@@ -63,9 +63,13 @@ class lmdb_write_transaction {
 
   // A cursor over range in the locked state (see lmdb_cursor).
   // REQUIRES: is_open(). Errors: backend_error "mdb_cursor_open" / "mdb_cursor_get".
-  lmdb_cursor cursor(const key_range& range) const {
+  // With placements (keyschema::placed), one LMDB cursor per named database the range reaches,
+  // merged in key order.
+  detail::placement_cursor<lmdb_cursor> cursor(const key_range& range) const {
     require_open();
-    return lmdb_cursor(h_, false, st_->dbi, range, st_->max_key);
+    if (st_->single()) [[likely]]
+      return detail::placement_cursor<lmdb_cursor>(lmdb_cursor(h_, false, st_->dbi, range, st_->max_key));
+    return lmdb_cursor::merged(*st_, h_, false, range);
   }
 
   // Applies batch atomically in this transaction and commits it with the durability of opts

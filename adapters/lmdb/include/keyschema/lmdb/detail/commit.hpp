@@ -67,13 +67,21 @@ inline int apply_batch(const env_state& s, MDB_txn* txn, const write_batch& batc
   for (write_batch::op o : batch) {
     MDB_val k{o.key.size(), const_cast<char*>(o.key.data())};
     int rc;
+    // The placement's named database (keyschema::placed); an erase also erases in the placement
+    // the key is moving from (ks::migrate).
+    detail::placement_router::target t;
+    if (!s.single()) t = s.router.route(o.key);
     if (o.kind == write_batch::op_kind::put) {
       MDB_val v{o.value.size(), const_cast<char*>(o.value.data())};
-      rc = ::mdb_put(txn, s.dbi, &k, &v, 0);
+      rc = ::mdb_put(txn, s.dbis[t.to], &k, &v, 0);
       call = "mdb_put";
     } else {
-      rc = ::mdb_del(txn, s.dbi, &k, nullptr);
+      rc = ::mdb_del(txn, s.dbis[t.to], &k, nullptr);
       if (rc == MDB_NOTFOUND) rc = MDB_SUCCESS;
+      if (rc == MDB_SUCCESS && t.also != detail::placement_router::none) {
+        rc = ::mdb_del(txn, s.dbis[t.also], &k, nullptr);
+        if (rc == MDB_NOTFOUND) rc = MDB_SUCCESS;
+      }
       call = "mdb_del";
     }
     if (rc != MDB_SUCCESS) return rc;

@@ -21,6 +21,7 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/detail/backend/open_registry.hpp>
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/lmdb/detail/txn_gate.hpp>
 #include <keyschema/detail/this_thread.hpp>
@@ -35,6 +36,7 @@
 #include <mutex>
 #include <utility>
 #include <string>
+#include <string_view>
 #include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -59,6 +61,10 @@ class spare_slot {
   std::atomic<T*> p_{nullptr};
 };
 
+// The names of the placements' named databases start with this; LMDB keeps them as keys of the
+// main database, which cursors step over (they are no keys of the store's).
+inline constexpr std::string_view placement_db_prefix = "\xff" "keyschema/placement/";
+
 // Everything of one open environment. Heap-allocated so that snapshots and cursors keep a
 // stable pointer to it while the backend object moves.
 struct env_state {
@@ -76,6 +82,15 @@ struct env_state {
   std::string path;
   MDB_env* env = nullptr;
   MDB_dbi dbi = 0;
+  // The placements (keyschema::placed): router names them (index 0: the default placement, the
+  // main database dbi); dbis[i] is the named database of placement i when present[i] (a
+  // read-only environment may lack one: it then holds nothing). Set up at open and by
+  // lmdb_backend::place(), before the backend is shared; read-only afterwards.
+  detail::placement_router router;
+  std::vector<MDB_dbi> dbis{0};
+  std::vector<char> present{1};
+  // The common fast case: no placement exists or is routed to.
+  bool single() const noexcept { return dbis.size() == 1; }
   bool read_only = false;
   std::size_t max_key = 0;
   std::size_t page = default_page;

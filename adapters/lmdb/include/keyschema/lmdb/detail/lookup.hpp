@@ -30,15 +30,25 @@ namespace lmdb_detail {
   lmdb_detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s.path, "mdb_get", rc);
 }
 
-inline bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::string& value) {
-  if (key.empty() || key.size() > s.max_key) return false;
+inline bool lookup_in(const env_state& s, MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string& value) {
   MDB_val k{key.size(), const_cast<char*>(key.data())};
   MDB_val v{0, nullptr};
-  const int rc = ::mdb_get(txn, s.dbi, &k, &v);
+  const int rc = ::mdb_get(txn, dbi, &k, &v);
   if (rc == MDB_NOTFOUND) return false;
   if (rc != MDB_SUCCESS) [[unlikely]] throw_get_failed(s, rc);
   value.assign(static_cast<const char*>(v.mv_data), v.mv_size);
   return true;
+}
+
+// Reads key in the named database of its placement (and of the placement it is moving from,
+// during ks::migrate), or in the main database when nothing is placed.
+inline bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::string& value) {
+  if (key.empty() || key.size() > s.max_key) return false;
+  if (s.single()) [[likely]] return lookup_in(s, txn, s.dbi, key, value);
+  const detail::placement_router::target t = s.router.route(key);
+  if (s.present[t.to] && lookup_in(s, txn, s.dbis[t.to], key, value)) return true;
+  return t.also != detail::placement_router::none && s.present[t.also] &&
+         lookup_in(s, txn, s.dbis[t.also], key, value);
 }
 
 // Whether the condition c holds, given whether its key was found and, if so, its value.

@@ -28,6 +28,8 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -37,6 +39,37 @@ namespace lmdb_detail {
 inline std::size_t round_up(std::size_t n, std::size_t page) noexcept {
   const std::size_t r = n % page;
   return r == 0 ? n : n + (page - r);
+}
+
+// Opens the named database of every placement the main database lists (keys starting with
+// placement_db_prefix) in txn, adding each to s.router. Errors: backend_error "mdb_dbi_open"
+// (what() names the entry: a key in the reserved range that is no named database).
+inline void open_placements(env_state& s, MDB_txn* txn, const std::string& where) {
+  s.dbis[0] = s.dbi;
+  MDB_cursor* cur = nullptr;
+  if (const int rc = ::mdb_cursor_open(txn, s.dbi, &cur); rc != MDB_SUCCESS)
+    lmdb_detail::throw_status(where + "cannot list the placements of " + s.path, "mdb_cursor_open", rc);
+  std::vector<std::string> names;
+  MDB_val k{placement_db_prefix.size(), const_cast<char*>(placement_db_prefix.data())};
+  MDB_val v{0, nullptr};
+  for (int rc = ::mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == MDB_SUCCESS;
+       rc = ::mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    const std::string_view key(static_cast<const char*>(k.mv_data), k.mv_size);
+    if (!key.starts_with(placement_db_prefix)) break;
+    names.emplace_back(key);
+  }
+  ::mdb_cursor_close(cur);
+  for (const std::string& full : names) {
+    MDB_dbi dbi = 0;
+    if (const int rc = ::mdb_dbi_open(txn, full.c_str(), 0, &dbi); rc != MDB_SUCCESS) {
+      lmdb_detail::throw_status(where + "cannot open the named database of placement '" +
+                                    full.substr(placement_db_prefix.size()) + "' in " + s.path,
+                                "mdb_dbi_open", rc);
+    }
+    s.router.add(std::string_view(full).substr(placement_db_prefix.size()));
+    s.dbis.push_back(dbi);
+    s.present.push_back(1);
+  }
 }
 
 inline std::unique_ptr<env_state> open_env(const std::filesystem::path& path, const lmdb_options& options) {
@@ -102,6 +135,10 @@ inline std::unique_ptr<env_state> open_env(const std::filesystem::path& path, co
     lmdb_detail::throw_status(where + "invalid lmdb_options::max_readers " + std::to_string(options.max_readers),
                          "mdb_env_set_maxreaders", rc);
   }
+  if (rc = ::mdb_env_set_maxdbs(s->env, options.max_placements); rc != MDB_SUCCESS) {
+    lmdb_detail::throw_status(where + "invalid lmdb_options::max_placements " + std::to_string(options.max_placements),
+                         "mdb_env_set_maxdbs", rc);
+  }
   const std::size_t wanted = round_up(options.map_size, default_page);
   if (rc = options.map_size == 0 ? EINVAL : ::mdb_env_set_mapsize(s->env, wanted); rc != MDB_SUCCESS) {
     lmdb_detail::throw_status(where + "invalid lmdb_options::map_size " + std::to_string(options.map_size),
@@ -160,6 +197,13 @@ inline std::unique_ptr<env_state> open_env(const std::filesystem::path& path, co
     if (rc = ::mdb_dbi_open(txn, nullptr, 0, &s->dbi); rc != MDB_SUCCESS) {
       ::mdb_txn_abort(txn);
       lmdb_detail::throw_status(where + "cannot open the main database of " + s->path, "mdb_dbi_open", rc);
+    }
+    // The placements' named databases the environment holds (keyschema::placed).
+    try {
+      open_placements(*s, txn, where);
+    } catch (...) {
+      ::mdb_txn_abort(txn);
+      throw;
     }
     if (rc = ::mdb_txn_commit(txn); rc != MDB_SUCCESS) {
       lmdb_detail::throw_status(where + "cannot open the main database of " + s->path, "mdb_txn_commit", rc);
