@@ -142,6 +142,9 @@ concept backend_with_write_transaction =
       // returns a transaction reading the state it locked, which stays current until it ends; or,
       // optimistic, returns a transaction reading one state without locking, whose commit fails
       // with conflict_error if that state changed. Errors: backend_error, limit_error.
+      // Optionally also begin_write(const write_options&): a transaction whose commit will be
+      // made with those options, for an engine that fixes a transaction's durability when it
+      // begins (SQLite); keyschema::store calls it when it knows them (its own read-modify-writes).
       { b.begin_write() } -> std::same_as<typename B::write_transaction_type>;
       // True until commit() succeeded or a failure ended the transaction.
       { ct.is_open() } -> std::convertible_to<bool>;

@@ -1259,7 +1259,16 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     if constexpr (backend_with_write_transaction<Backend>) {
       using txn = typename Backend::write_transaction_type;
       for (int attempt = 0;; ++attempt) {
-        txn t = backend_.begin_write();
+        // Told the commit's options when the backend takes them (SQLite fixes a transaction's
+        // durability level when it begins: begun without them, it would sync a {.sync = false}
+        // write).
+        txn t = [&] {
+          if constexpr (requires { backend_.begin_write(opts); }) {
+            return backend_.begin_write(opts);
+          } else {
+            return backend_.begin_write();
+          }
+        }();
         resolve([](const void* ctx, std::string_view k, std::string& v) { return static_cast<const txn*>(ctx)->get(k, v); },
                 &t);
         try {

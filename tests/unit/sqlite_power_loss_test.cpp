@@ -14,7 +14,9 @@
 // (synchronous = NORMAL): frames are written and nothing is flushed; a following empty batch
 // with {.sync = true} flushes the -wal file, which makes the unsynced commit durable too.
 // Without strace the test prints "KEYSCHEMA-SKIP: ..." and CTest reports it skipped, not passed.
+#include <keyschema/counters.hpp>
 #include <keyschema/sqlite.hpp>
+#include <keyschema/store.hpp>
 #include <support/temp_dir.hpp>
 
 #include "strace_probe.hpp"
@@ -23,6 +25,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -43,6 +46,9 @@ using ks::testing::temp_dir;
 namespace {
 
 constexpr const char* probe_env = "KEYSCHEMA_SQLITE_PROBE_DIR";
+
+using hits = ks::keyspace<"hits", std::int64_t, ks::lit<"HITS">>;
+using counter_schema = ks::schema<hits>;
 
 using ks::testing::strace_probe::marker;
 using ks::testing::strace_probe::segment;
@@ -92,6 +98,34 @@ TEST_CASE("sqlite power-loss probe", "[.sqlite_probe]") {
   marker("flush-begin");
   db.write(ks::write_batch{}, {.sync = true});
   marker("flush-end");
+  // A write transaction begun for an unsynced commit (what keyschema::store does for its
+  // read-modify-writes: adds, counts, indexes), then one begun unsynced but committed synced.
+  b.clear();
+  b.put("txn-nosync", std::string(300, 't'));
+  marker("txn-nosync-begin");
+  {
+    auto t = db.begin_write(ks::write_options{.sync = false});
+    std::string v;
+    (void)t.get("warm-up", v);
+    t.commit(b, {.sync = false});
+  }
+  marker("txn-nosync-end");
+  b.clear();
+  b.put("txn-late-sync", std::string(300, 'u'));
+  marker("txn-late-sync-begin");
+  {
+    auto t = db.begin_write(ks::write_options{.sync = false});
+    t.commit(b, {.sync = true});
+  }
+  marker("txn-late-sync-end");
+  // Through a store: an add (resolved in a write transaction) with {.sync = false}.
+  {
+    ks::store<counter_schema, ks::sqlite_backend> store(std::string(dir) + "-store");
+    store.add<hits>({}, 1);  // its -wal file exists from here on
+    marker("store-add-nosync-begin");
+    store.add<hits>({}, 1, {.sync = false});
+    marker("store-add-nosync-end");
+  }
 }
 
 TEST_CASE("sqlite: a synced commit returns after its log frames are written and flushed", "[sqlite][power]") {
@@ -135,6 +169,38 @@ TEST_CASE("sqlite: a synced commit returns after its log frames are written and 
     std::size_t flushes = 0;
     for (const event& e : f) flushes += e.kind == event::wal_flush ? 1 : 0;
     CHECK(flushes == 1);
+  }
+  // A read-modify-write with {.sync = false} waits for no disk (it did: SQLite's write
+  // transactions always committed at synchronous = FULL), and a transaction begun unsynced but
+  // committed synced flushes the log after its frames.
+  SECTION("a write transaction begun for an unsynced commit, and a store's add with {.sync = false}, flush nothing") {
+    for (const char* name : {"txn-nosync", "store-add-nosync"}) {
+      const std::vector<event> s = segment(all, name);
+      INFO(name << ":\n" << describe(s));
+      std::size_t writes = 0;
+      for (const event& e : s) {
+        CHECK(e.kind != event::wal_flush);
+        CHECK(e.kind != event::other_flush);
+        if (e.kind == event::wal_write) ++writes;
+      }
+      CHECK(writes >= 1);
+    }
+  }
+  SECTION("a write transaction begun unsynced and committed synced flushes after its last frame") {
+    const std::vector<event> s = segment(all, "txn-late-sync");
+    INFO(describe(s));
+    std::size_t last_write = 0, last_flush = s.size();
+    bool any_write = false;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i].kind == event::wal_write) {
+        any_write = true;
+        last_write = i;
+      }
+      if (s[i].kind == event::wal_flush) last_flush = i;
+    }
+    REQUIRE(any_write);
+    REQUIRE(last_flush < s.size());
+    CHECK(last_write < last_flush);
   }
 }
 

@@ -280,9 +280,13 @@ class sqlite_backend {
   // writers, then for SQLite's write lock (at most busy_timeout for another process's).
   // Errors: locked_error "sqlite3_step" (the lock was not granted in time);
   //   backend_error "sqlite3_step"/"sqlite3_exec" (SQLITE_IOERR_*, SQLITE_CORRUPT).
-  write_transaction_type begin_write() {
+  write_transaction_type begin_write() { return begin_write(write_options{.sync = true}); }
+  // As begin_write(), for a transaction whose commit will be made with opts: it commits at the
+  // synchronous level they ask for ({.sync = false}: NORMAL, the log not synced; see
+  // write_transaction_type). Errors: as begin_write().
+  write_transaction_type begin_write(const write_options& opts) {
     std::unique_lock wl(s_->write_mu);
-    return write_transaction_type(s_.get(), std::move(wl));
+    return write_transaction_type(s_.get(), std::move(wl), opts.sync);
   }
 
   // A view of the latest committed state. Copies share it; it ends when the last copy (and the

@@ -34,16 +34,19 @@ class sqlite_backend;
 // meanwhile, so that state is still current at commit(). keyschema::store runs its
 // transactions on it (see backend_with_write_transaction in <keyschema/backend.hpp>).
 // Move-only; destroying an open one rolls it back.
-// SQLite fixes a connection's synchronous level when a transaction begins, before commit()
-// is told opts: a write transaction always commits with synchronous = FULL, also with
-// {.sync = false}.
+// SQLite fixes a connection's synchronous level when a transaction begins ("Safety level may
+// not be changed inside a transaction"), before commit() is told opts: a transaction begun with
+// begin_write() commits with synchronous = FULL, also with {.sync = false}; one begun with
+// begin_write(opts) commits at the level opts ask for (keyschema::store begins its own
+// read-modify-writes that way, since it knows their options before it begins), and a commit
+// told {.sync = true} of one begun with {.sync = false} syncs the log after committing.
 // REQUIRES: begun, used, committed and destroyed by one thread, which meanwhile does not call
 // write() or begin_write() of the same backend (it would wait for itself). Cursors from
 // cursor() are destroyed before the transaction ends. Destroyed before the backend. While it
 // is open, writers of this and every other process wait: keep it short.
 class sqlite_write_transaction {
  public:
-  sqlite_write_transaction(sqlite_write_transaction&& o) noexcept : s_(o.s_), lock_(std::move(o.lock_)) {}
+  sqlite_write_transaction(sqlite_write_transaction&& o) noexcept : s_(o.s_), lock_(std::move(o.lock_)), full_(o.full_) {}
   sqlite_write_transaction& operator=(sqlite_write_transaction&&) = delete;
   ~sqlite_write_transaction() { end(); }
 
@@ -71,12 +74,14 @@ class sqlite_write_transaction {
   //       stays open. Remedy: shorten the key or value, or roll back.
   //   backend_error "sqlite3_step" - SQLite failed (disk full: what() says so; SQLITE_IOERR;
   //       SQLITE_CORRUPT). The transaction has been rolled back and ended.
+  //   backend_error "sqlite3_file_control" - only for a transaction begun with {.sync = false}
+  //       and committed with {.sync = true}: the batch was committed, but syncing the log after
+  //       it failed, so it may not survive a power loss. The transaction has ended.
   // REQUIRES: is_open().
   void commit(const write_batch& batch, const write_options& opts) {
-    (void)opts;
     require_open();
     s_->check_limits(batch);
-    apply_and_commit(batch);
+    apply_and_commit(batch, opts);
     lock_.unlock();
   }
 
@@ -96,8 +101,7 @@ class sqlite_write_transaction {
       end();
       throw;
     }
-    (void)opts;
-    apply_and_commit(batch);
+    apply_and_commit(batch, opts);
     s_->remember_guards(guards, batch);  // still under the writer mutex
     lock_.unlock();
     return true;
@@ -113,9 +117,9 @@ class sqlite_write_transaction {
  private:
   friend class sqlite_backend;
 
-  sqlite_write_transaction(sqlite_detail::backend_state* s, std::unique_lock<std::mutex> lock)
-      : s_(s), lock_(std::move(lock)) {
-    s_->set_sync(true);
+  sqlite_write_transaction(sqlite_detail::backend_state* s, std::unique_lock<std::mutex> lock, bool sync)
+      : s_(s), lock_(std::move(lock)), full_(sync) {
+    s_->set_sync(full_);
     s_->begin_immediate();
   }
 
@@ -125,7 +129,9 @@ class sqlite_write_transaction {
 
   // Applies batch and commits; the writer mutex stays held. On failure the transaction has been
   // rolled back and ended.
-  void apply_and_commit(const write_batch& batch) {
+  // A commit at synchronous = NORMAL that opts ask to be durable syncs the log afterwards (still
+  // under the writer mutex, so no other commit comes between).
+  void apply_and_commit(const write_batch& batch, const write_options& opts) {
     try {
       s_->apply(batch);
       s_->writer->run(sqlite_detail::connection::commit_stmt, s_->where_write(batch));
@@ -133,7 +139,19 @@ class sqlite_write_transaction {
       end();
       throw;
     }
-    s_->unsynced = false;  // a FULL commit syncs the whole log
+    if (full_) {
+      s_->unsynced = false;  // a FULL commit syncs the whole log
+    } else {
+      s_->unsynced = true;
+      if (opts.sync) {
+        try {
+          s_->sync_log();
+        } catch (...) {
+          lock_.unlock();  // committed, but not known durable: the error says the sync failed
+          throw;
+        }
+      }
+    }
   }
 
   void end() noexcept {
@@ -144,6 +162,7 @@ class sqlite_write_transaction {
 
   sqlite_detail::backend_state* s_;
   std::unique_lock<std::mutex> lock_;  // backend_state::write_mu
+  bool full_ = true;                   // begun at synchronous = FULL
 };
 
 KEYSCHEMA_END_NAMESPACE
