@@ -142,6 +142,9 @@ constexpr bool check_writable() {
   static_assert(!is_index_keyspace<KS>,
                 "keyschema::put/erase/add: this keyspace is an index (index_of), maintained by the store; write "
                 "the records it indexes instead");
+  static_assert(!maintained_derivation<KS>(),
+                "keyschema::put/erase/add: this keyspace is derived (its value marker is a derivation, "
+                "keyschema/derivation.hpp) and maintained by the store; write the records it derives from instead");
   return true;
 }
 
@@ -476,9 +479,15 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       if (!deltas_.empty()) {
         if (auto it = deltas_.find(key); it != deltas_.end()) deltas_.erase(it);
       }
-      if constexpr (derived::template has_dependents<KS>) {
-        auto st = overlay();
-        derived::erase(st, key);
+      if constexpr (derived::template watched<KS>) {
+        detail::write_overlay::journal j;
+        auto st = overlay(&j);
+        try {
+          derived::erase(st, key);
+        } catch (...) {
+          detail::write_overlay::undo(pending_, j);
+          throw;
+        }
       } else {
         pending_[std::move(key)] = std::nullopt;
       }
@@ -660,14 +669,21 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       if (auto it = deltas_.find(key_buf_); it != deltas_.end()) deltas_.erase(it);  // no longer base + delta
     }
     if constexpr (derived::any) {
-      // Declared counts of what this write creates or removes change with it.
-      auto st = overlay();
-      if (kind == write_batch::op_kind::put) {
-        std::string v;
-        vw(v);
-        derived::put(st, key_buf_, v);
-      } else {
-        derived::erase(st, key_buf_);
+      // What derives from this write (counts, index entries, owned entries, derivation.hpp)
+      // changes with it; a write that fails half-way leaves the transaction as it was.
+      detail::write_overlay::journal j;
+      auto st = overlay(&j);
+      try {
+        if (kind == write_batch::op_kind::put) {
+          std::string v;
+          vw(v);
+          derived::put(st, key_buf_, v);
+        } else {
+          derived::erase(st, key_buf_);
+        }
+      } catch (...) {
+        detail::write_overlay::undo(pending_, j);
+        throw;
       }
       return;
     }
@@ -691,8 +707,16 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       return self->store_->backend().get(key, value, &*self->state_);
     }
   }
+  static void base_keys(const void* ctx, const key_range& r, std::vector<std::string>& keys) {
+    const auto* self = static_cast<const store_transaction*>(ctx);
+    for (auto c = base_cursor(self->store_->backend(), *self->state_, key_range{r.lower, r.upper, false}); c.valid();
+         c.next())
+      keys.emplace_back(c.key());
+  }
   // The transaction's pending writes over that state.
-  detail::write_overlay overlay() { return detail::write_overlay(pending_, &base_get, this); }
+  detail::write_overlay overlay(detail::write_overlay::journal* j = nullptr) {
+    return detail::write_overlay(pending_, &base_get, this, &base_keys, j);
+  }
 
   // After an add of delta to key_buf_ (written: whether the transaction had a pending write of it
   // before): a key the transaction had not written holds base + delta; one it had put or erased
@@ -988,7 +1012,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     // A chunk's erases become more operations when KS has counts or indexes (their updates are
     // written with it): the chunk holds fewer keys so that the whole write stays within limits.
     constexpr std::size_t ops_per_key = detail::derived_writes<Schema>::template ops_per_write<KS>;
-    const std::size_t chunk = detail::erase_chunk_ops(limits, erase_chunk, ops_per_key);
+    std::size_t chunk = detail::erase_chunk_ops(limits, erase_chunk, ops_per_key);
     write_batch b;
     for (;;) {
       b.clear();
@@ -1004,7 +1028,16 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
           --left;
         }
         if (b.empty()) return erased;
-        commit_locked(b, nullptr, opts);  // with the chunk's count updates, when KS is counted
+        try {
+          commit_locked(b, nullptr, opts);  // with the chunk's count updates, when KS is counted
+        } catch (const limit_error&) {
+          // The chunk with what derives from it (the owned entries of its records, owned.hpp)
+          // exceeds the backend's limits: nothing was written; take fewer keys.
+          if (b.size() == 1) throw;
+          chunk = std::max<std::size_t>(1, b.size() / 2);
+          left += b.size();
+          continue;
+        }
       }
       erased += b.size();
       if (reverse) {
@@ -1136,19 +1169,25 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       write_guarded(out, opts);  // a failed guard: each write is then refused on its own
       return;
     }
-    resolve_and_write([&](detail::write_overlay::base_reader read, const void* ctx) { resolve_group(g, read, ctx, out); },
+    resolve_and_write([&](detail::write_overlay::base_reader read, detail::write_overlay::base_scanner scan,
+                          const void* ctx) { resolve_group(g, read, scan, ctx, out); },
                       out, opts);
   }
 
   // Resolves each write of g in order over read(ctx) plus the writes resolved before it, into out
   // (one operation per key). A write whose resolution throws gets the exception as its error and
   // contributes nothing. Throws limit_error when out exceeds the backend's limits.
-  void resolve_group(std::span<detail::queued_write* const> g, detail::write_overlay::base_reader read, const void* ctx,
-                     write_batch& out) {
+  void resolve_group(std::span<detail::queued_write* const> g, detail::write_overlay::base_reader read,
+                     detail::write_overlay::base_scanner scan, const void* ctx, write_batch& out) {
     struct layered {
-      const detail::pending_map* before;
+      detail::pending_map* before;
       detail::write_overlay::base_reader read;
+      detail::write_overlay::base_scanner scan;
       const void* ctx;
+      static void keys(const void* p, const key_range& r, std::vector<std::string>& out) {
+        const auto* l = static_cast<const layered*>(p);
+        detail::write_overlay(*l->before, l->read, l->ctx, l->scan).keys_in(r, out);
+      }
       static bool get(const void* p, std::string_view k, std::string& v) {
         const auto* l = static_cast<const layered*>(p);
         if (auto it = l->before->find(k); it != l->before->end()) {
@@ -1160,11 +1199,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       }
     };
     detail::pending_map resolved;
-    const layered base{&resolved, read, ctx};
+    const layered base{&resolved, read, scan, ctx};
     for (detail::queued_write* q : g) {
       q->error = nullptr;
       detail::pending_map mine;
-      detail::write_overlay st(mine, &layered::get, &base);
+      detail::write_overlay st(mine, &layered::get, &base, &layered::keys);
       try {
         detail::resolve_batch<Schema>(st, *q->ops, q->adds);
       } catch (...) {
@@ -1195,10 +1234,10 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     detail::pending_map writes;
     write_batch out;
     resolve_and_write(
-        [&](detail::write_overlay::base_reader read, const void* ctx) {
+        [&](detail::write_overlay::base_reader read, detail::write_overlay::base_scanner scan, const void* ctx) {
           writes.clear();
           out.clear();
-          detail::write_overlay st(writes, read, ctx);
+          detail::write_overlay st(writes, read, ctx, scan);
           detail::resolve_batch<Schema>(st, ops, adds);
           detail::overlay_to_batch(writes, out);
           check_batch(out);
@@ -1231,6 +1270,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       for (int attempt = 0;; ++attempt) {
         txn t = backend_.begin_write();
         resolve([](const void* ctx, std::string_view k, std::string& v) { return static_cast<const txn*>(ctx)->get(k, v); },
+                [](const void* ctx, const key_range& r, std::vector<std::string>& keys) {
+                  for (auto c = static_cast<const txn*>(ctx)->cursor(key_range{r.lower, r.upper, false}); c.valid();
+                       c.next())
+                    keys.emplace_back(c.key());
+                },
                 &t);
         try {
           if constexpr (backend_with_write_guards<Backend>) {
@@ -1249,7 +1293,13 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     } else {
       resolve([](const void* ctx, std::string_view k, std::string& v) {
         return static_cast<const Backend*>(ctx)->get(k, v, nullptr);
-      }, &backend_);
+      },
+              [](const void* ctx, const key_range& r, std::vector<std::string>& keys) {
+                for (auto c = static_cast<const Backend*>(ctx)->cursor(key_range{r.lower, r.upper, false}, nullptr);
+                     c.valid(); c.next())
+                  keys.emplace_back(c.key());
+              },
+              &backend_);
       backend_.write(out, opts);
     }
   }

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <keyschema/counters.hpp>
+#include <keyschema/derivation.hpp>
+#include <keyschema/fingerprint.hpp>
 #include <keyschema/indexes.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
@@ -74,9 +76,50 @@ constexpr bool indexes() {
     return false;
 }
 
-// KS is maintained by the store (a declared count or an index): not written directly.
+// KS is a derived keyspace declared through the derivation hooks (derivation.hpp).
 template <class KS>
-inline constexpr bool is_maintained_keyspace = is_count_keyspace<KS> || is_index_keyspace<KS>;
+inline constexpr bool is_derived_keyspace = derivation<typename KS::value_marker>;
+
+// D is a derived keyspace (derivation.hpp) whose source is R.
+template <class D, class R>
+constexpr bool derives_from() {
+  if constexpr (is_derived_keyspace<D>)
+    return std::is_same_v<typename D::value_marker::source_keyspace, R>;
+  else
+    return false;
+}
+
+// KS's derivation checks each write of KS itself (its marker has on_write<KS>).
+template <class KS>
+constexpr bool guards_own_writes() {
+  if constexpr (is_derived_keyspace<KS>)
+    return requires(derivation_context& cx, std::string_view key, const typename KS::key_type& k,
+                    const std::string_view* v) { KS::value_marker::template on_write<KS>(cx, key, k, v); };
+  else
+    return false;
+}
+
+// The operations one write of a record of R adds for D (derivation.hpp's ops_per_source_write).
+template <class D, class R>
+constexpr std::size_t derivation_ops() {
+  if constexpr (derives_from<D, R>())
+    return static_cast<std::size_t>(D::value_marker::ops_per_source_write);
+  else
+    return 0;
+}
+
+// KS is maintained by the store (a declared count, an index, or a derivation declared
+// maintained): not written directly.
+template <class KS>
+constexpr bool maintained_derivation() {
+  if constexpr (is_derived_keyspace<KS>)
+    return static_cast<bool>(KS::value_marker::maintained);
+  else
+    return false;
+}
+template <class KS>
+inline constexpr bool is_maintained_keyspace =
+    is_count_keyspace<KS> || is_index_keyspace<KS> || maintained_derivation<KS>();
 
 // KS's value can be added to: an integer type other than bool.
 template <class V>
@@ -85,48 +128,6 @@ inline constexpr bool addable_value = std::integral<V> && !std::same_as<V, bool>
 // The adds of a store_transaction still recorded as deltas: key -> the sum of its deltas (see
 // store_transaction::add).
 using pending_deltas = std::map<std::string, std::int64_t, std::less<>>;
-
-// --- the overlay ------------------------------------------------------------------------------------
-
-// The writes decided so far over a base state. The pending_map is the caller's (a transaction's
-// pending writes, or a batch's resolution); the base is read through read(ctx, key, out).
-class write_overlay {
- public:
-  using base_reader = bool (*)(const void* ctx, std::string_view key, std::string& out);
-
-  write_overlay(pending_map& writes, base_reader read, const void* ctx) noexcept
-      : writes_(&writes), read_(read), ctx_(ctx) {}
-
-  // The value of key as the writes so far leave it; false when it does not exist.
-  bool get(std::string_view key, std::string& out) const {
-    if (auto it = writes_->find(key); it != writes_->end()) {
-      if (!it->second) return false;
-      out.assign(*it->second);
-      return true;
-    }
-    return read_(ctx_, key, out);
-  }
-  void put(std::string_view key, std::string_view value) {
-    auto it = writes_->find(key);
-    if (it == writes_->end())
-      writes_->emplace(std::string(key), std::optional<std::string>(std::in_place, value));
-    else
-      it->second.emplace(value);
-  }
-  void erase(std::string_view key) {
-    auto it = writes_->find(key);
-    if (it == writes_->end())
-      writes_->emplace(std::string(key), std::nullopt);
-    else
-      it->second.reset();
-  }
-  pending_map& writes() noexcept { return *writes_; }
-
- private:
-  pending_map* writes_;
-  base_reader read_;
-  const void* ctx_;
-};
 
 // A write_batch holding the overlay's writes, one per key.
 inline void overlay_to_batch(const pending_map& writes, write_batch& out) {
@@ -236,16 +237,21 @@ template <class... K>
 struct derived_writes<schema<K...>> {
   // R is counted by some keyspace of the schema.
   template <class R>
-  static constexpr bool has_dependents = (counts<K, R>() || ...) || (indexes<K, R>() || ...);
+  static constexpr bool has_dependents =
+      (counts<K, R>() || ...) || (indexes<K, R>() || ...) || (derives_from<K, R>() || ...);
+  // A write of a key of R is resolved: R has dependents, or R's derivation checks R's writes.
+  template <class R>
+  static constexpr bool watched = has_dependents<R> || guards_own_writes<R>();
   // The most operations one write of a record of R becomes: itself, plus one per count of R (its
   // group's count changes) and two per index of R (the old entry erased, the new one put).
   // Sizes range-erase chunks under a backend's max_ops_per_write.
   template <class R>
   static constexpr std::size_t ops_per_write =
       1 + ((counts<K, R>() ? std::size_t{1} : std::size_t{0}) + ... + std::size_t{0}) +
-      ((indexes<K, R>() ? std::size_t{2} : std::size_t{0}) + ... + std::size_t{0});
-  // Some keyspace of the schema is maintained by the store.
-  static constexpr bool any = (is_maintained_keyspace<K> || ...);
+      ((indexes<K, R>() ? std::size_t{2} : std::size_t{0}) + ... + std::size_t{0}) +
+      (derivation_ops<K, R>() + ... + std::size_t{0});
+  // Some write of the schema is resolved: a keyspace is maintained by the store or derived.
+  static constexpr bool any = (is_maintained_keyspace<K> || ...) || (is_derived_keyspace<K> || ...);
 
   // Whether writing b needs resolving: some operation writes a keyspace with dependents.
   static bool needs(const write_batch& b) {
@@ -254,7 +260,7 @@ struct derived_writes<schema<K...>> {
       return false;
     } else {
       for (const write_batch::op o : b) {
-        if ((has_dependent_key<K>(o.key) || ...)) return true;
+        if ((watched_key<K>(o.key) || ...)) return true;
       }
       return false;
     }
@@ -275,6 +281,15 @@ struct derived_writes<schema<K...>> {
       (void)what;
       (void)b;
     }
+  }
+
+  // Writes the record key (value nullptr: erases it) with what derives from it: the
+  // derivation_context::record_writer of the schema's derivations.
+  static void write_record(write_overlay& st, std::string_view key, const std::string_view* value) {
+    if (value != nullptr)
+      put(st, key, *value);
+    else
+      erase(st, key);
   }
 
   // Puts key -> value in st, first updating what depends on it.
@@ -323,6 +338,9 @@ struct derived_writes<schema<K...>> {
   static void derive_record(write_overlay& st, const typename R::key_type& rk, const typename R::value_type& v) {
     if constexpr (counts<D, R>()) {
       bump<D>(st, rk, 1);
+    } else if constexpr (derives_from<D, R>()) {
+      derivation_context cx(st, &write_record);
+      D::value_marker::template rebuild<D>(cx, rk, v);
     } else {
       static_assert(indexes<D, R>(), "derive_record: D is no count or index of R");
       apply_change<D, R>(st, derive_change<D, R>(rk, std::nullopt, std::optional<typename R::value_type>(v)));
@@ -365,7 +383,14 @@ struct derived_writes<schema<K...>> {
       std::string msg(what);
       msg += o.kind == write_batch::op_kind::put ? " puts" : " erases";
       msg += " key " + describe_key(o.key) + " of keyspace '" + std::string(M::name) + "', ";
-      if constexpr (is_count_keyspace<M>) {
+      if constexpr (maintained_derivation<M>()) {
+        std::string text;
+        string_sink sink{&text};
+        M::value_marker::visit_layout(sink);
+        using R = typename M::value_marker::source_keyspace;
+        msg += "a derived keyspace (" + text + ") the store maintains: written directly it would differ from the "
+               "records it derives from. Write the records of '" + std::string(R::name) + "' instead";
+      } else if constexpr (is_count_keyspace<M>) {
         using R = typename M::value_marker::counted_keyspace;
         msg += "a declared count (count_of<" + std::string(R::name) +
                ">) the store maintains: written directly it would differ from the number of records it counts. "
@@ -385,8 +410,8 @@ struct derived_writes<schema<K...>> {
   }
 
   template <class R>
-  static bool has_dependent_key(std::string_view key) {
-    if constexpr (has_dependents<R>)
+  static bool watched_key(std::string_view key) {
+    if constexpr (watched<R>)
       return key_codec<R>::matches(key);
     else
       return false;
@@ -396,14 +421,26 @@ struct derived_writes<schema<K...>> {
   // erase) and returns true.
   template <class R>
   static bool on_write(write_overlay& st, std::string_view key, const std::string_view* new_value) {
-    if constexpr (!has_dependents<R>) {
+    if constexpr (!watched<R>) {
       return false;
     } else {
       typename R::key_type k;
       if (!key_codec<R>::decode(key, k)) return false;
+      if constexpr (guards_own_writes<R>()) {
+        derivation_context cx(st, &write_record);
+        R::value_marker::template on_write<R>(cx, key, k, new_value);
+      }
+      if constexpr (!has_dependents<R>) return true;
       std::string old;
       const bool existed = st.get(key, old);
       const bool exists = new_value != nullptr;
+      if constexpr ((derives_from<K, R>() || ...)) {
+        // The derivations declared through derivation.hpp, in schema order.
+        const std::string_view old_view(old);
+        const source_write<R> w{key, k, existed ? &old_view : nullptr, new_value};
+        derivation_context cx(st, &write_record);
+        (source_write_to<K, R>(cx, w), ...);
+      }
       if constexpr ((indexes<K, R>() || ...)) {
         // Values decoded and every index entry derived and checked before st changes: an error
         // (decode_error, schema_error, what Derive throws) leaves st as it was.
@@ -419,6 +456,16 @@ struct derived_writes<schema<K...>> {
         if (existed != exists) ((counts<K, R>() ? bump<K>(st, k, exists ? 1 : -1) : void()), ...);
       }
       return true;
+    }
+  }
+
+  template <class D, class R>
+  static void source_write_to(derivation_context& cx, const source_write<R>& w) {
+    if constexpr (derives_from<D, R>()) {
+      D::value_marker::template on_source_write<D>(cx, w);
+    } else {
+      (void)cx;
+      (void)w;
     }
   }
 
@@ -688,14 +735,24 @@ constexpr bool check_count_keyspace() {
   }
 }
 
+// The schema check of a derived keyspace D declared through derivation.hpp.
+template <class Schema, class D>
+constexpr bool check_derivation() {
+  if constexpr (is_derived_keyspace<D>)
+    return D::value_marker::template check<Schema, D>();
+  else
+    return true;
+}
+
 // The checks of the schema's derived keyspaces (declared counts and indexes); each failure instantiates a
 // diagnostic naming the keyspaces. Called by keyschema::store.
 template <class Schema>
 struct derived_checks;
 template <class... K>
 struct derived_checks<schema<K...>> {
-  static constexpr bool value =
-      (check_count_keyspace<schema<K...>, K>() && ...) && (check_index_keyspace<schema<K...>, K>() && ...);
+  static constexpr bool value = (check_count_keyspace<schema<K...>, K>() && ...) &&
+                                (check_index_keyspace<schema<K...>, K>() && ...) &&
+                                (check_derivation<schema<K...>, K>() && ...);
 };
 
 }  // namespace detail
