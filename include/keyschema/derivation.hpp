@@ -1,8 +1,9 @@
 // keyschema/derivation.hpp: derived keyspaces as plug-ins: the hooks a derived kind supplies.
 //
 // A derived keyspace D is a keyspace of the schema whose entries follow from the records of
-// another keyspace R (its source): a sum of R's values (sum.hpp), the entries owned by R's
-// records (owned.hpp). It is declared by its value marker, the Value argument of
+// another keyspace R (its source): a count of R's records (count_of, counters.hpp), an index of
+// them (index_of, indexes.hpp), a sum of their values (sum_of, sum.hpp), the entries owned by
+// them (owned_by, owned.hpp). It is declared by its value marker, the Value argument of
 // keyschema::keyspace<Name, Value, Segments...>; a marker M is a derivation when it declares
 //
 //   using keyschema_derivation = void;       // the tag: "M is a derivation"
@@ -35,6 +36,14 @@
 //                                            // adds what record (k, v) contributes to D, over a
 //                                            // state where D starts empty: ks::migrate rebuilds a
 //                                            // maintained D this way from R's records
+//   template <class D> static void verify(derivation_context& cx);
+//                                            // throws schema_error naming the first stored entry
+//                                            // that breaks D's rule (ks::migrate checks a database
+//                                            // with it before converting it to a schema with D)
+//   static constexpr std::string_view kind;  // how messages name the kind ("a declared count")
+//   template <class D> static constexpr bool refuse_direct_write();
+//                                            // for a maintained D: a static_assert naming the
+//                                            // kind, raised by a direct put/erase/add of D
 //
 // The store calls the hooks from detail/store/derived_writes.hpp, the one place that resolves
 // writes against the state they are applied to: every write path (put, erase, batches,

@@ -58,8 +58,6 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
-#include <keyschema/counters.hpp>
-#include <keyschema/indexes.hpp>
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
@@ -133,18 +131,20 @@ constexpr bool check_keyspace() {
   return true;
 }
 
-// A direct write (put, erase, add) of KS: not a declared count, which the store maintains.
+// A direct write (put, erase, add) of KS: not a keyspace the store maintains (a derivation
+// declared maintained, derivation.hpp: a declared count, an index, a sum). Its marker's
+// refuse_direct_write<KS>() names the kind in its own static_assert; otherwise the one below.
 template <class KS>
 constexpr bool check_writable() {
-  static_assert(!is_count_keyspace<KS>,
-                "keyschema::put/erase/add: this keyspace is a declared count (count_of), maintained by the store; "
-                "write the records it counts instead");
-  static_assert(!is_index_keyspace<KS>,
-                "keyschema::put/erase/add: this keyspace is an index (index_of), maintained by the store; write "
-                "the records it indexes instead");
-  static_assert(!maintained_derivation<KS>(),
-                "keyschema::put/erase/add: this keyspace is derived (its value marker is a derivation, "
-                "keyschema/derivation.hpp) and maintained by the store; write the records it derives from instead");
+  if constexpr (maintained_derivation<KS>()) {
+    if constexpr (requires { KS::value_marker::template refuse_direct_write<KS>(); }) {
+      static_assert(KS::value_marker::template refuse_direct_write<KS>());
+    } else {
+      static_assert(!maintained_derivation<KS>(),
+                    "keyschema::put/erase/add: this keyspace is derived (its value marker is a derivation, "
+                    "keyschema/derivation.hpp) and maintained by the store; write the records it derives from instead");
+    }
+  }
   return true;
 }
 
@@ -1169,8 +1169,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       write_guarded(out, opts);  // a failed guard: each write is then refused on its own
       return;
     }
-    resolve_and_write([&](detail::write_overlay::base_reader read, detail::write_overlay::base_scanner scan,
-                          const void* ctx) { resolve_group(g, read, scan, ctx, out); },
+    resolve_and_write([&](detail::write_overlay::base_reader read, detail::write_overlay::base_scanner scan_keys,
+                          const void* ctx) { resolve_group(g, read, scan_keys, ctx, out); },
                       out, opts);
   }
 
@@ -1178,15 +1178,15 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
   // (one operation per key). A write whose resolution throws gets the exception as its error and
   // contributes nothing. Throws limit_error when out exceeds the backend's limits.
   void resolve_group(std::span<detail::queued_write* const> g, detail::write_overlay::base_reader read,
-                     detail::write_overlay::base_scanner scan, const void* ctx, write_batch& out) {
+                     detail::write_overlay::base_scanner scan_keys, const void* ctx, write_batch& out) {
     struct layered {
       detail::pending_map* before;
       detail::write_overlay::base_reader read;
-      detail::write_overlay::base_scanner scan;
+      detail::write_overlay::base_scanner scan_keys;
       const void* ctx;
       static void keys(const void* p, const key_range& r, std::vector<std::string>& out) {
         const auto* l = static_cast<const layered*>(p);
-        detail::write_overlay(*l->before, l->read, l->ctx, l->scan).keys_in(r, out);
+        detail::write_overlay(*l->before, l->read, l->ctx, l->scan_keys).keys_in(r, out);
       }
       static bool get(const void* p, std::string_view k, std::string& v) {
         const auto* l = static_cast<const layered*>(p);
@@ -1199,7 +1199,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       }
     };
     detail::pending_map resolved;
-    const layered base{&resolved, read, scan, ctx};
+    const layered base{&resolved, read, scan_keys, ctx};
     for (detail::queued_write* q : g) {
       q->error = nullptr;
       detail::pending_map mine;
@@ -1234,10 +1234,10 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     detail::pending_map writes;
     write_batch out;
     resolve_and_write(
-        [&](detail::write_overlay::base_reader read, detail::write_overlay::base_scanner scan, const void* ctx) {
+        [&](detail::write_overlay::base_reader read, detail::write_overlay::base_scanner scan_keys, const void* ctx) {
           writes.clear();
           out.clear();
-          detail::write_overlay st(writes, read, ctx, scan);
+          detail::write_overlay st(writes, read, ctx, scan_keys);
           detail::resolve_batch<Schema>(st, ops, adds);
           detail::overlay_to_batch(writes, out);
           check_batch(out);

@@ -151,6 +151,16 @@ struct sum_of {
   using source_keyspace = Record;
   static constexpr bool maintained = true;
   static constexpr std::size_t ops_per_source_write = 1;  // the group's sum
+  static constexpr std::string_view kind = "a declared sum";
+
+  // Writing a sum directly does not compile.
+  template <class D>
+  static constexpr bool refuse_direct_write() {
+    static_assert(sizeof(D) == 0,
+                  "keyschema::put/erase/add: this keyspace is a declared sum (sum_of), maintained by the store; "
+                  "write the records it sums instead");
+    return false;
+  }
 
   template <class Schema, class D>
   static constexpr bool check() {

@@ -195,7 +195,7 @@ TEST_CASE("sums: ks::migrate derives the sums of the new schema from the records
   } catch (const ks::schema_error& e) {
     refused = e.what();
   }
-  CHECK_THAT(refused, Catch::Contains("keyspace 'queue_bytes' is a derived keyspace (sum_of<message,1>) new in this "
+  CHECK_THAT(refused, Catch::Contains("keyspace 'queue_bytes' is a declared sum (sum_of<message,1>) new in this "
                                       "program") &&
                           Catch::Contains("'message' it derives from already holds 10 records") &&
                           Catch::Contains("ks::migrate"));

@@ -203,19 +203,9 @@ constexpr bool same_keys_in() {
   }(static_cast<typename Old::keyspaces*>(nullptr));
 }
 
-// The keyspace a count or index D derives from.
+// The keyspace a derived keyspace D (a count, an index, a sum: derivation.hpp) derives from.
 template <class D>
 struct derived_source {
-  using type = typename D::value_marker::indexed_keyspace;
-};
-template <class D>
-  requires is_count_keyspace<D>
-struct derived_source<D> {
-  using type = typename D::value_marker::counted_keyspace;
-};
-template <class D>
-  requires is_derived_keyspace<D>
-struct derived_source<D> {
   using type = typename D::value_marker::source_keyspace;
 };
 

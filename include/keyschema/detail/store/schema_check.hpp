@@ -74,10 +74,9 @@ std::size_t count_keys_at(std::size_t index, Cursor&& cursor, std::size_t cap, E
   return n;
 }
 
-// For a declared count (count_of) or another maintained derivation (derivation.hpp, such as
-// sum_of) at `index` of Schema: what it is ("a count (count_of)", "a derived keyspace
-// (sum_of<message,1>)"), the name of the keyspace it derives from and how many records that holds
-// (up to cap); {"", "", 0} for any other keyspace.
+// For a maintained derivation (derivation.hpp: a declared count, an index, a sum) at `index` of
+// Schema: what it is ("a declared count (count_of<message,1>)"), the name of the keyspace it
+// derives from and how many records that holds (up to cap); {"", "", 0} for any other keyspace.
 struct derived_records {
   std::string what, source;
   std::size_t records = 0;
@@ -87,19 +86,13 @@ derived_records counted_records_at(std::size_t index, Cursor&& cursor, std::size
   derived_records out;
   std::size_t i = 0;
   for_each_keyspace<Schema>([&]<class K>(std::type_identity<K>) {
-    if constexpr (is_count_keyspace<K>) {
-      if (i == index) {
-        using R = typename K::value_marker::counted_keyspace;
-        out = {"a count (count_of)", std::string(R::name),
-               count_keys_of<R>(cursor, cap, [](std::string_view) { return false; })};
-      }
-    } else if constexpr (maintained_derivation<K>()) {
+    if constexpr (maintained_derivation<K>()) {
       if (i == index) {
         using R = typename K::value_marker::source_keyspace;
         std::string text;
         string_sink sink{&text};
         K::value_marker::visit_layout(sink);
-        out = {"a derived keyspace (" + text + ")", std::string(R::name),
+        out = {std::string(derivation_kind<K>()) + " (" + text + ")", std::string(R::name),
                count_keys_of<R>(cursor, cap, [](std::string_view) { return false; })};
       }
     }
@@ -206,11 +199,10 @@ void check_schema_record(const std::string& where, bool adopting, bool read_only
     const derived_records d = counted_records_at<Schema>(i, cursor, key_count_cap);
     if (d.records != 0) {
       throw schema_error(where + ": keyspace '" + std::string(layout_part_name(parts[i])) + "' is " + d.what +
-                         " new in this program, but the keyspace '" + d.source + "' it " +
-                         (d.what.starts_with("a count") ? "counts" : "derives from") + " already holds " +
-                         count_text(d.records, key_count_cap) + " records, which it would not " +
-                         (d.what.starts_with("a count") ? "count" : "include") +
-                         "; add it together with its keyspace, or rebuild the database with ks::migrate");
+                         " new in this program, but the keyspace '" + d.source + "' it derives from already holds " +
+                         count_text(d.records, key_count_cap) +
+                         " records, which it would not include; add it together with its keyspace, or rebuild the "
+                         "database with ks::migrate");
     }
     const std::size_t n = count_keys_at<Schema>(i, cursor, key_count_cap, [](std::string_view) { return false; });
     if (n == 0) continue;
