@@ -39,6 +39,8 @@
 // keyspace into a count: the layout names the count,
 // "message_count=packed<i64>:count_of<message_metadata,1>{...}".)
 //
+// count_of is a derivation (derivation.hpp): the store knows it only through its hooks.
+//
 // Cost: a write to a counted keyspace reads whether the key exists first (one point read per
 // key, at commit for batches). Batches over schemas without counts, and batches without adds,
 // are written exactly as before.

@@ -40,6 +40,11 @@
 //                                            // throws schema_error naming the first stored entry
 //                                            // that breaks D's rule (ks::migrate checks a database
 //                                            // with it before converting it to a schema with D)
+//   template <class D> static void follows(derivation_context& cx, std::string_view key,
+//                                          const typename D::key_type& k);
+//                                            // throws key_error when entry k of a maintained D
+//                                            // follows from the records in cx: store_transaction::
+//                                            // erase_stale<D> erases only entries that do not
 //   static constexpr std::string_view kind;  // how messages name the kind ("a declared count")
 //   template <class D> static constexpr bool refuse_direct_write();
 //                                            // for a maintained D: a static_assert naming the

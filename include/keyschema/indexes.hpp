@@ -38,6 +38,11 @@
 // ... index_of<message,v2> in this program"), like any changed keyspace. Version 1 adds nothing
 // to the layout ("index_of<message>"), so databases written before Version existed keep opening.
 //
+// index_of is a derivation (derivation.hpp): the store knows it only through its hooks. An entry
+// that no record derives (left by a write around the store) is erased by
+// store_transaction::erase_stale<Index>(key), which refuses an entry that follows from an
+// existing record (key_error); sweep repairs through it.
+//
 // Scanning an index is an ordinary scan of its keyspace (typed entries, bounds, limits):
 //   for (const auto& e : db.scan<expiry_index>().to(now)) ... ks::get_record<expiry_index>(db, e.key)
 //
@@ -54,7 +59,6 @@
 #include <keyschema/derivation.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
-#include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fixed_string.hpp>
 #include <keyschema/schema.hpp>
@@ -120,6 +124,12 @@ struct index_of {
   template <class I>
   static void rebuild(derivation_context& cx, const typename Record::key_type& k, const typename Record::value_type& v) {
     detail::index_hooks<I, Record, Derive>::rebuild(cx, k, v);
+  }
+  // Throws key_error when the entry k follows from the records (its record exists and derives
+  // it): store_transaction::erase_stale refuses to erase it then.
+  template <class I>
+  static void follows(derivation_context& cx, std::string_view key, const typename I::key_type& k) {
+    detail::index_hooks<I, Record, Derive>::follows(cx, key, k);
   }
 
   // Names the derivation in the schema layout (fingerprint.hpp): "index_of<Record's name>" for
@@ -294,6 +304,21 @@ struct index_hooks {
     cx.put(ik, std::string_view());
   }
 
+  static void follows(derivation_context& cx, std::string_view key, const typename I::key_type& k) {
+    const typename R::key_type rk = [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return typename R::key_type(
+          std::get<field_position<I, typename R::template field_at<J>::type>(R::template field_at<J>::name)>(k)...);
+    }(std::make_index_sequence<R::field_count>{});
+    std::string record, value;
+    key_codec<R>::encode(record, rk);
+    if (!cx.get(record, value)) return;
+    const std::optional<typename I::key_type> e = D{}(rk, decode_value<R>(record, value));
+    if (!e || *e != k) return;
+    throw key_error("keyschema::erase_stale: the entry " + describe_key(key) + " of index '" + std::string(I::name) +
+                    "' follows from the record " + describe_key(record) + " of '" + std::string(R::name) +
+                    "', which exists; erase the record instead (its entry goes with it). Nothing was erased");
+  }
+
   // Throws schema_error when the entry ik that Derive derived from record key rk does not carry
   // rk's key fields unchanged (the schema checks that it has them, by name and type; only the
   // values can be wrong): two records could then share one entry, and record_key, get_record and
@@ -384,7 +409,7 @@ std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& 
   std::size_t step = 0;
   for (;;) {
     auto tx = db.transaction();
-    const std::size_t max_ops = detail::store_access::limits(tx).max_ops_per_write;
+    const std::size_t max_ops = db.backend().limits().max_ops_per_write;
     const bool limited = max_ops != backend_limits::unlimited;
     due.clear();
     for (const auto& e : tx.template scan<Index>().to(now).limit(batch)) due.push_back(e.key);
@@ -405,10 +430,8 @@ std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& 
         ++erased_here;
       }
       // The entry itself, also when its record is missing or it was derived otherwise before: each
-      // round makes progress.
-      detail::store_access::emplace_op(
-          tx, write_batch::op_kind::erase, [&](std::string& b) { detail::key_codec<Index>::encode(b, ik); },
-          [](std::string&) {});
+      // round makes progress. The record is gone in tx now, so the entry no longer follows from it.
+      tx.template erase_stale<Index>(ik);
       ++done;
       if (limited) {
         const std::size_t after = tx.operation_count();

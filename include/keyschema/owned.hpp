@@ -33,7 +33,10 @@
 // The ownership is part of the schema layout ("content=bytes:owned_by<message>{...}"): declaring
 // or removing it changes the fingerprint, and an existing database is converted with ks::migrate,
 // which refuses a database where the new schema's owned keyspace holds orphans (schema_error
-// naming the keyspace and the first orphan; erase them with the old schema first).
+// naming the keyspace and the first orphan; erase them with the old schema first). It checks
+// before writing anything, when the owned keyspace and its owner keep the key segments they had
+// in the old schema; a migration whose steps rewrite those keys is not checked: run
+// find_orphans on the result.
 // Entries written before the ownership was declared may be orphans: find_orphans<Owned>(db)
 // reports them.
 //

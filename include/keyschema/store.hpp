@@ -495,6 +495,35 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     return keys.size();
   }
 
+  // Erases the entry `key` of D, a keyspace the store maintains, when it does not follow from the
+  // records as this transaction sees them (an entry left by a write around the store, or its
+  // record erased or changed in this transaction and the entry derived otherwise before): the
+  // repair a sweep makes on its way (indexes.hpp). Returns true when it erased one, false when
+  // there was none. REQUIRES (compile time): D's derivation can tell whether an entry follows
+  // (its marker has follows<D>: an index does). Errors: key_error when the entry follows from a
+  // record that exists (naming the keyspaces and both keys: erase the record instead); nothing
+  // is erased then; key_error / limit_error for the key; backend_error.
+  template <class D>
+  bool erase_stale(const key_arg<D>& key) {
+    static_assert(detail::check_keyspace<Schema, D>());
+    static_assert(requires(derivation_context& cx, std::string_view k, const typename D::key_type& kk) {
+      D::value_marker::template follows<D>(cx, k, kk);
+    }, "keyschema::erase_stale: the keyspace's derivation cannot tell whether an entry follows from the records "
+       "(only an index, index_of, can); erase or write the records it derives from instead");
+    require_open();
+    key_buf_.clear();
+    this->template encode_checked<D>(key_buf_, key);
+    typename D::key_type k;
+    if (!detail::key_codec<D>::decode(key_buf_, k)) return false;
+    auto st = overlay();
+    std::string ignored;
+    if (!st.get(key_buf_, ignored)) return false;
+    derivation_context cx(st, &derived::write_record);
+    D::value_marker::template follows<D>(cx, key_buf_, k);  // throws key_error when it follows
+    st.erase(key_buf_);
+    return true;
+  }
+
   // Adds delta to the integer stored under key in keyspace KS, as the transaction sees it (its
   // own writes included; a missing key counts as 0): a read and a put. The transaction also
   // remembers the delta while it has not put or erased that key itself, so that prepare()

@@ -5,6 +5,7 @@
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake). Its
 // schema is its own (a store of it is another database than the broker fixture's).
 #include <conformance/conformance.hpp>
+#include <support/thrown.hpp>
 
 #include <chrono>
 
@@ -336,6 +337,37 @@ TEST_CASE("a sweep callback given the transaction writes atomically with each ba
     throw ks::error("stop");
   }), ks::error);
   CHECK(db.get<message_count>({"archive"}) == std::optional<std::int64_t>(12));
+  check_invariants(db);
+}
+
+TEST_CASE("indexes: erase_stale erases an entry no record derives and refuses one that follows; sweep repairs through it",
+          "[conformance][indexes]") {
+  indexes_fixture f;
+  auto& db = f.db();
+  db.put<message>({"q", 1}, expiring(100));
+  const auto raw_entry = [&](std::int64_t at, std::uint64_t id) {  // written around the store: no record
+    ks::write_batch raw;
+    std::string k;
+    ks::detail::key_codec<expiry_index>::encode(k, expiry_index::key_type{at_ms(at), "q", id});
+    raw.put(k, "");
+    db.unsafe_backend().write(raw, {});
+  };
+  raw_entry(50, 2);
+  {
+    auto tx = db.transaction();
+    const auto e = testing::thrown<ks::key_error>([&] { tx.erase_stale<expiry_index>({at_ms(100), "q", 1}); });
+    REQUIRE(e);
+    CHECK_THAT(e->what(), Catch::Contains("'expiry_index'") && Catch::Contains("follows from the record") &&
+                              Catch::Contains("'message'") && Catch::Contains("Nothing was erased"));
+    CHECK(tx.erase_stale<expiry_index>({at_ms(50), "q", 2}));
+    CHECK_FALSE(tx.erase_stale<expiry_index>({at_ms(50), "q", 2}));  // gone in tx
+    tx.commit();
+  }
+  CHECK(index_entries(db) == std::vector<std::string>{"100 \"q\" 1"});
+  // A sweep meets a stale entry: it erases it (not counted) and goes on.
+  raw_entry(60, 3);
+  CHECK(ks::sweep<expiry_index>(db, at_ms(1000), 10, [](const auto&, const auto&) {}) == 1);
+  CHECK(index_entries(db).empty());
   check_invariants(db);
 }
 
