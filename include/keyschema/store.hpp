@@ -66,6 +66,7 @@
 #include <keyschema/detail/store/erase_across.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
 #include <keyschema/detail/store/store_access.hpp>
+#include <keyschema/detail/store/transaction_writes.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
 #include <keyschema/detail/store/live_handles.hpp>
 #include <keyschema/detail/store/schema_check.hpp>
@@ -656,6 +657,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
  private:
   friend detail::store_access;
+  friend class detail::transaction_writes<store_transaction>;
   bool raw_get(std::string_view key, std::string& value) const {
     require_open();
     reads_.note_key(key);  // for prepare()'s validation set
@@ -759,7 +761,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       deltas_.erase(it);
     }
   }
-  // store_access::base_get / base_scan (prepare): the state the transaction started from.
+  // transaction_writes::base_get / base_scan (prepare): the state the transaction started from.
   bool base_get_raw(std::string_view key, std::string& value) const {
     require_open();
     return base_get(this, key, value);
@@ -769,7 +771,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     require_open();
     for (auto c = base_cursor(store_->backend(), *state_, r); c.valid(); c.next()) f(c.key(), c.value());
   }
-  // store_access::add_raw (commit_prepared).
+  // transaction_writes::add (commit_prepared).
   bool add_raw(std::string_view key, std::int64_t delta) {
     require_open();
     auto st = overlay();

@@ -335,6 +335,38 @@ TEST_CASE("owned: a prepared erase of the owner erases what it owns at commit_pr
   check_no_orphans(db);
 }
 
+// A memory backend whose writes hold at most 12 operations (etcd's limit is 128).
+struct limited_backend : ks::memory_backend {
+  ks::backend_limits limits() const noexcept {
+    ks::backend_limits l;
+    l.max_ops_per_write = 12;
+    return l;
+  }
+};
+
+TEST_CASE("owned: erase_prefix takes fewer records per write when their owned entries exceed the backend's limit",
+          "[conformance][owned]") {
+  ks::store<owned_schema, limited_backend> db;
+  for (std::uint64_t id = 1; id <= 6; ++id) {
+    auto tx = db.transaction();
+    tx.put<message>({"q", id}, msg());
+    tx.put<dead_letter>({"q", id}, "x");
+    ks::put_chunked<content>(tx, {"q", id}, std::string(20, 'x'), 8);
+    tx.commit();
+  }
+  {
+    auto tx = db.transaction();
+    tx.erase<message>({"q", 1});
+    CHECK(tx.operation_count() == 7);  // the message, 4 chunks, the flag, the dead-letter count
+    tx.rollback();
+  }
+  // 7 operations per message: a chunk sized by the declared cost (5 per message) does not fit.
+  CHECK(db.erase_prefix<message>("q") == 6);
+  for (std::uint64_t id = 1; id <= 6; ++id) CHECK(owned_of(db, "q", id) == "content:0 dlq:0");
+  CHECK(dlq_counts(db).empty());
+  check_no_orphans(db);
+}
+
 // --- ks::migrate meeting an ownership ---------------------------------------------------------
 
 using before_schema = ks::schema<message, content_plain>;

@@ -24,6 +24,7 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
+#include <keyschema/detail/store/transaction_writes.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/schema.hpp>
@@ -106,9 +107,6 @@ inline constexpr bool is_maintained_keyspace = maintained_derivation<KS>();
 template <class V>
 inline constexpr bool addable_value = std::integral<V> && !std::same_as<V, bool> && value_encodable<V>;
 
-// The adds of a store_transaction still recorded as deltas: key -> the sum of its deltas (see
-// store_transaction::add).
-using pending_deltas = std::map<std::string, std::int64_t, std::less<>>;
 
 // A write_batch holding the overlay's writes, one per key.
 inline void overlay_to_batch(const pending_map& writes, write_batch& out) {
@@ -216,16 +214,15 @@ struct derived_writes;
 
 template <class... K>
 struct derived_writes<schema<K...>> {
-  // R is counted by some keyspace of the schema.
   // Some keyspace of the schema derives from R.
   template <class R>
   static constexpr bool has_dependents = (derives_from<K, R>() || ...);
   // A write of a key of R is resolved: R has dependents, or R's derivation checks R's writes.
   template <class R>
   static constexpr bool watched = has_dependents<R> || guards_own_writes<R>();
-  // The most operations one write of a record of R becomes: itself, plus one per count of R (its
-  // group's count changes) and two per index of R (the old entry erased, the new one put).
-  // Sizes range-erase chunks under a backend's max_ops_per_write.
+  // The most operations one write of a record of R becomes, as its derivations declare them:
+  // itself, plus ops_per_source_write of each derivation of R (a count 1, an index 2, an owned
+  // keyspace at least 1). Sizes range-erase chunks under a backend's max_ops_per_write.
   template <class R>
   static constexpr std::size_t ops_per_write =
       1 + (derivation_ops<K, R>() + ... + std::size_t{0});
@@ -245,13 +242,13 @@ struct derived_writes<schema<K...>> {
     }
   }
 
-  // Whether key is a key of a keyspace the store maintains (a declared count or an index).
+  // Whether key is a key of a keyspace the store maintains (a maintained derivation).
   static bool maintained_key(std::string_view key) {
     return (maintained_match<K>(key) || ...);
   }
 
   // Throws key_error when b puts or erases a key of a keyspace the store maintains (a declared
-  // count or an index): written directly, it would no longer equal what it derives from. what
+  // count, an index, a sum): written directly, it would no longer equal what it derives from. what
   // opens the message ("keyschema::store::write: the raw write_batch"). Nothing is written.
   static void refuse_maintained(std::string_view what, const write_batch& b) {
     if constexpr (any) {
