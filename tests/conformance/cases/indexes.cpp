@@ -371,4 +371,49 @@ TEST_CASE("indexes: erase_stale erases an entry no record derives and refuses on
   check_invariants(db);
 }
 
+TEST_CASE("indexes: an index new in a program over records that exist is refused on open; ks::migrate derives it",
+          "[conformance][indexes][evolution]") {
+  using backend_type = backend_factory::backend;
+  using records_only = ks::schema<message>;
+  using with_index = ks::schema<message, expiry_index>;
+  testing::temp_dir dir{"conformance-indexes-added"};
+  std::unique_ptr<backend_type> b;
+  {
+    auto db = backend_factory::open<records_only>(dir.path());
+    db->put<message>({"q", 1}, expiring(100));
+    db->put<message>({"q", 2}, expiring(0));
+    if constexpr (std::is_same_v<backend_type, ks::memory_backend>)
+      b = std::make_unique<backend_type>(std::move(db->unsafe_backend()));
+  }
+  // Opened with the index over those records: refused, their entries would be missing.
+  std::string refused = "<opened>";
+  try {
+    if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
+      ks::memory_backend copy;
+      ks::write_batch all;
+      for (auto c = b->cursor(ks::key_range{}, nullptr); c.valid(); c.next()) all.put(c.key(), c.value());
+      copy.write(all, {});
+      ks::store<with_index, backend_type> s(std::move(copy));
+    } else {
+      backend_factory::open<with_index>(dir.path());
+    }
+  } catch (const ks::schema_error& e) {
+    refused = e.what();
+  }
+  CHECK_THAT(refused, Catch::Contains("keyspace 'expiry_index' is an index (index_of<message>) new in this program") &&
+                          Catch::Contains("'message' it derives from already holds 2 records") &&
+                          Catch::Contains("ks::migrate"));
+  if constexpr (!std::is_same_v<backend_type, ks::memory_backend>) b = backend_factory::open_backend(dir.path());
+  ks::migrate<records_only, with_index>(*b);
+  std::unique_ptr<ks::store<with_index, backend_type>> db;
+  if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
+    db = std::make_unique<ks::store<with_index, backend_type>>(std::move(*b));
+  } else {
+    b.reset();
+    db = backend_factory::open<with_index>(dir.path());
+  }
+  CHECK(index_entries(*db) == std::vector<std::string>{"100 \"q\" 1"});
+  CHECK(index_entries(*db) == derived_entries(*db));
+}
+
 }  // namespace keyschema::conformance::indexes
