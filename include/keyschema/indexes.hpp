@@ -38,6 +38,11 @@
 // ... index_of<message,v2> in this program"), like any changed keyspace. Version 1 adds nothing
 // to the layout ("index_of<message>"), so databases written before Version existed keep opening.
 //
+// index_of is a derivation (derivation.hpp): the store knows it only through its hooks. An entry
+// that no record derives (left by a write around the store) is erased by
+// store_transaction::erase_stale<Index>(key), which refuses an entry that follows from an
+// existing record (key_error); sweep repairs through it.
+//
 // Scanning an index is an ordinary scan of its keyspace (typed entries, bounds, limits):
 //   for (const auto& e : db.scan<expiry_index>().to(now)) ... ks::get_record<expiry_index>(db, e.key)
 //
@@ -51,10 +56,12 @@
 // Thread-safety: types and free functions with the store's thread-safety (store.hpp).
 #pragma once
 
+#include <keyschema/derivation.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
-#include <keyschema/detail/store/store_access.hpp>
 #include <keyschema/error.hpp>
+#include <keyschema/fixed_string.hpp>
+#include <keyschema/schema.hpp>
 #include <keyschema/write_batch.hpp>
 
 #include <algorithm>
@@ -70,6 +77,11 @@
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
+namespace detail {
+template <class Index, class Record, class Derive>
+struct index_hooks;  // below
+}  // namespace detail
+
 // Value marker of a secondary index keyspace: maintained by the store from the records of
 // Record, each indexed under Derive{}(key, value) (std::nullopt: not indexed), by the derivation
 // numbered Version. See above. REQUIRES (compile time): Version >= 1.
@@ -82,6 +94,43 @@ struct index_of {
   using indexed_keyspace = Record;
   using derive = Derive;
   static constexpr std::size_t version = Version;
+
+  // The derivation hooks (derivation.hpp).
+  using keyschema_derivation = void;
+  using source_keyspace = Record;
+  static constexpr bool maintained = true;
+  static constexpr std::size_t ops_per_source_write = 2;  // the old entry erased, the new one put
+  static constexpr std::string_view kind = "an index";
+
+  // Writing an index directly does not compile.
+  template <class I>
+  static constexpr bool refuse_direct_write() {
+    static_assert(sizeof(I) == 0,
+                  "keyschema::put/erase/add: this keyspace is an index (index_of), maintained by the store; write "
+                  "the records it indexes instead");
+    return false;
+  }
+
+  template <class Schema, class I>
+  static constexpr bool check() {
+    return detail::index_hooks<I, Record, Derive>::template check<Schema>();
+  }
+  // Replaces the entry derived from the old value (if any) by the one derived from the new value
+  // (if any), both derived and checked before anything is written.
+  template <class I>
+  static void on_source_write(derivation_context& cx, const source_write<Record>& w) {
+    detail::index_hooks<I, Record, Derive>::on_source_write(cx, w);
+  }
+  template <class I>
+  static void rebuild(derivation_context& cx, const typename Record::key_type& k, const typename Record::value_type& v) {
+    detail::index_hooks<I, Record, Derive>::rebuild(cx, k, v);
+  }
+  // Throws key_error when the entry k follows from the records (its record exists and derives
+  // it): store_transaction::erase_stale refuses to erase it then.
+  template <class I>
+  static void follows(derivation_context& cx, std::string_view key, const typename I::key_type& k) {
+    detail::index_hooks<I, Record, Derive>::follows(cx, key, k);
+  }
 
   // Names the derivation in the schema layout (fingerprint.hpp): "index_of<Record's name>" for
   // version 1, "index_of<Record's name,vN>" for version N (the derivation function itself has no
@@ -151,6 +200,154 @@ using indexed_t = typename Index::value_marker::indexed_keyspace;
 
 }  // namespace detail
 
+namespace diagnostic {
+
+template <fixed_string Index, fixed_string Record>
+struct index_of_cannot_derive {
+  static_assert(always_false<Index.size()>,
+                "keyschema::index_of: Derive cannot derive the index key (see Index and Record in this "
+                "instantiation): it must be default-constructible and callable as derive(const Record::key_type&, "
+                "const Record::value_type&) returning std::optional<Index::key_type>; fix its signature");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Index, fixed_string Record, class Missing>
+struct index_of_lacks_record_fields {
+  static_assert(always_false<Index.size()>,
+                "keyschema::index_of: the index key lacks field(s) of the indexed record's key (see Index, Record "
+                "and Missing, one keyschema::field<name, type> per missing field, in this instantiation), so two "
+                "records could derive one index entry and erasing one would leave the other indexed nowhere; add "
+                "each missing field to the index keyspace, with the same name and type, and have Derive copy it "
+                "from the record's key");
+  static constexpr bool value = false;
+};
+
+template <fixed_string Index>
+struct index_of_foreign_keyspace {
+  static_assert(always_false<Index.size()>,
+                "keyschema::index_of: the keyspace an index indexes is not part of the schema (see Index in this "
+                "instantiation); add it to the keyschema::schema<...>");
+  static constexpr bool value = false;
+};
+
+}  // namespace diagnostic
+
+namespace detail {
+
+// The fields of R's key that Index's key lacks (no field of the same name and type): a std::tuple
+// of their keyschema::field<name, type>.
+template <class Index, class R, class Seq = std::make_index_sequence<R::field_count>>
+struct missing_record_fields;
+template <class Index, class R, std::size_t... J>
+struct missing_record_fields<Index, R, std::index_sequence<J...>> {
+  using type = decltype(std::tuple_cat(
+      std::declval<std::conditional_t<field_position<Index, typename R::template field_at<J>::type>(
+                                          R::template field_at<J>::name) == Index::field_count,
+                                      std::tuple<typename R::template field_at<J>>, std::tuple<>>>()...));
+};
+template <class Index, class R>
+using missing_record_fields_t = typename missing_record_fields<Index, R>::type;
+
+// What index_of does for the store (derivation.hpp): index I of records R, entries derived by D.
+template <class I, class R, class D>
+struct index_hooks {
+  // Only an index needs its key to hold the record's key: its entries are one per record, while a
+  // count's entries are one per group and meant to merge the records of a group.
+  template <class Schema>
+  static constexpr bool check() {
+    if constexpr (!is_keyspace<R>::value || !Schema::template contains<R>) {
+      return diagnostic::index_of_foreign_keyspace<I::name_string>::value;
+    } else if constexpr (!index_holds_record_key<I, R>()) {
+      // An index entry is unique per record only when the record's key can be read back from it.
+      return diagnostic::index_of_lacks_record_fields<I::name_string, R::name_string,
+                                                       missing_record_fields_t<I, R>>::value;
+    } else if constexpr (!std::is_default_constructible_v<D> ||
+                         !std::is_invocable_v<const D&, const typename R::key_type&, const typename R::value_type&>) {
+      return diagnostic::index_of_cannot_derive<I::name_string, R::name_string>::value;
+    } else if constexpr (!std::is_same_v<std::invoke_result_t<const D&, const typename R::key_type&,
+                                                              const typename R::value_type&>,
+                                         std::optional<typename I::key_type>>) {
+      return diagnostic::index_of_cannot_derive<I::name_string, R::name_string>::value;
+    } else {
+      return true;
+    }
+  }
+
+  // Values decoded and both entries derived and checked before cx changes: an error
+  // (decode_error, schema_error, what Derive throws) leaves it as it was.
+  static void on_source_write(derivation_context& cx, const source_write<R>& w) {
+    const D derive{};
+    std::optional<typename I::key_type> before, after;
+    if (w.old_value != nullptr) before = derive(w.record_key, decode_value<R>(w.key, *w.old_value));
+    if (w.new_value != nullptr) after = derive(w.record_key, decode_value<R>(w.key, *w.new_value));
+    if (before) check_entry(w.record_key, *before);
+    if (after) check_entry(w.record_key, *after);
+    if (before == after) return;
+    std::string ik;
+    if (before) {
+      key_codec<I>::encode(ik, *before);
+      cx.erase(ik);
+    }
+    if (after) {
+      ik.clear();
+      key_codec<I>::encode(ik, *after);
+      cx.put(ik, std::string_view());  // an index entry's value, std::tuple<>, encodes to nothing
+    }
+  }
+
+  static void rebuild(derivation_context& cx, const typename R::key_type& k, const typename R::value_type& v) {
+    const std::optional<typename I::key_type> e = D{}(k, v);
+    if (!e) return;
+    check_entry(k, *e);
+    std::string ik;
+    key_codec<I>::encode(ik, *e);
+    cx.put(ik, std::string_view());
+  }
+
+  static void follows(derivation_context& cx, std::string_view key, const typename I::key_type& k) {
+    const typename R::key_type rk = [&]<std::size_t... J>(std::index_sequence<J...>) {
+      return typename R::key_type(
+          std::get<field_position<I, typename R::template field_at<J>::type>(R::template field_at<J>::name)>(k)...);
+    }(std::make_index_sequence<R::field_count>{});
+    std::string record, value;
+    key_codec<R>::encode(record, rk);
+    if (!cx.get(record, value)) return;
+    const std::optional<typename I::key_type> e = D{}(rk, decode_value<R>(record, value));
+    if (!e || *e != k) return;
+    throw key_error("keyschema::erase_stale: the entry " + describe_key(key) + " of index '" + std::string(I::name) +
+                    "' follows from the record " + describe_key(record) + " of '" + std::string(R::name) +
+                    "', which exists; erase the record instead (its entry goes with it). Nothing was erased");
+  }
+
+  // Throws schema_error when the entry ik that Derive derived from record key rk does not carry
+  // rk's key fields unchanged (the schema checks that it has them, by name and type; only the
+  // values can be wrong): two records could then share one entry, and record_key, get_record and
+  // sweep would lead from it to another record.
+  static void check_entry(const typename R::key_type& rk, const typename I::key_type& ik) {
+    std::string_view bad;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((bad.empty() &&
+                !(std::get<field_position<I, typename R::template field_at<J>::type>(R::template field_at<J>::name)>(
+                      ik) == std::get<J>(rk))
+            ? (void)(bad = R::template field_at<J>::name)
+            : void()),
+       ...);
+    }(std::make_index_sequence<R::field_count>{});
+    if (bad.empty()) return;
+    std::string record, entry;
+    key_codec<R>::encode(record, rk);
+    key_codec<I>::encode(entry, ik);
+    throw schema_error("keyschema::index_of: index '" + std::string(I::name) + "': Derive derived the entry " +
+                       describe_key(entry) + " from the record " + describe_key(record) + " of keyspace '" +
+                       std::string(R::name) + "', but the entry's field '" + std::string(bad) +
+                       "' differs from the record's; an index entry must carry its record's key fields unchanged "
+                       "(otherwise two records share one entry, and record_key, get_record and sweep reach "
+                       "another record): fix Derive to copy them. Nothing of this write was written");
+  }
+};
+
+}  // namespace detail
+
 // The key of the record an entry of Index points to, taken from the index key's fields of the
 // same names. REQUIRES (compile time): Index is an index_of keyspace whose key holds every field
 // of the record's key (same name and type). Errors: none (copies fields).
@@ -212,7 +409,7 @@ std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& 
   std::size_t step = 0;
   for (;;) {
     auto tx = db.transaction();
-    const std::size_t max_ops = detail::store_access::limits(tx).max_ops_per_write;
+    const std::size_t max_ops = db.backend().limits().max_ops_per_write;
     const bool limited = max_ops != backend_limits::unlimited;
     due.clear();
     for (const auto& e : tx.template scan<Index>().to(now).limit(batch)) due.push_back(e.key);
@@ -233,10 +430,8 @@ std::size_t sweep(Store& db, const Now& now, std::size_t batch_size, Callback&& 
         ++erased_here;
       }
       // The entry itself, also when its record is missing or it was derived otherwise before: each
-      // round makes progress.
-      detail::store_access::emplace_op(
-          tx, write_batch::op_kind::erase, [&](std::string& b) { detail::key_codec<Index>::encode(b, ik); },
-          [](std::string&) {});
+      // round makes progress. The record is gone in tx now, so the entry no longer follows from it.
+      tx.template erase_stale<Index>(ik);
       ++done;
       if (limited) {
         const std::size_t after = tx.operation_count();

@@ -26,6 +26,7 @@
 #include <keyschema/key_arg.hpp>         // key_arg<KS>: a key given as its fields' values
 #include <keyschema/memory_backend.hpp>  // the in-memory reference backend
 #include <keyschema/migrate.hpp>         // migrate: rewriting a database to a new schema
+#include <keyschema/owned.hpp>           // owned_by, find_orphans: entries erased with their record
 #include <keyschema/prepared.hpp>        // prepared transactions (two-phase commit, XA)
 #include <keyschema/reserved_records.hpp>  // reading the schema, migration and prepared records
 #include <keyschema/retry.hpp>           // run_transaction: transactions run again on conflict

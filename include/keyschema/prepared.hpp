@@ -164,8 +164,9 @@ inline std::string describe_prepared_range(std::string_view lower, std::string_v
 // every key it read with a point read or writes (put, erase, add; not the declared counts and
 // index entries the store derives), and the merged ranges its scans visited.
 template <class Transaction, class Maintained>
-std::vector<prepared_check> prepared_checks(const Transaction& tx, const pending_map& pending, Maintained maintained) {
-  const read_log& log = store_access::reads(tx);
+std::vector<prepared_check> prepared_checks(const transaction_writes<Transaction>& tx, const pending_map& pending,
+                                            Maintained maintained) {
+  const read_log& log = tx.reads();
   std::vector<std::string_view> keys;
   log.for_each_key([&](std::string_view k) { keys.push_back(k); });
   for (const auto& [k, v] : pending) {
@@ -180,7 +181,7 @@ std::vector<prepared_check> prepared_checks(const Transaction& tx, const pending
   for (const std::string_view k : keys) {
     prepared_check c;
     c.key = k;
-    if (store_access::base_get(tx, k, value)) {
+    if (tx.base_get(k, value)) {
       c.what = prepared_check::kind::present;
       c.hash = xxh64(value);
     }
@@ -219,8 +220,7 @@ std::vector<prepared_check> prepared_checks(const Transaction& tx, const pending
   }
   for (range& r : merged) {
     prepared_digest d;
-    store_access::base_scan(tx, key_range{r.lower, r.upper, false},
-                            [&](std::string_view k, std::string_view v) { d.add(k, v); });
+    tx.base_scan(key_range{r.lower, r.upper, false}, [&](std::string_view k, std::string_view v) { d.add(k, v); });
     prepared_check c;
     c.what = prepared_check::kind::range;
     c.key = std::move(r.lower);
@@ -373,9 +373,10 @@ void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const
                       " is already prepared (its record exists); commit_prepared or rollback_prepared it first, or "
                       "use another xid. Nothing was written; the transaction is left open");
   }
-  detail::pending_map& pending = detail::store_access::pending(tx);
-  const detail::pending_deltas& deltas = detail::store_access::pending_deltas(tx);
-  const detail::read_log& log = detail::store_access::reads(tx);
+  detail::transaction_writes<store_transaction<Schema, Backend>> view(tx);
+  const detail::pending_map& pending = view.writes();
+  const detail::pending_deltas& deltas = view.deltas();
+  const detail::read_log& log = view.reads();
   detail::prepared_record rec;
   for (const detail::range_erase_read& e : log.range_erases) {
     rec.range_erases.push_back(detail::prepared_range_erase{e.lower, e.upper, e.keyspace});
@@ -413,19 +414,13 @@ void prepare(store_transaction<Schema, Backend>& tx, std::string_view xid, const
   std::size_t range_bytes = 0;  // what the range erases erase is not known before commit
   for (const detail::prepared_range_erase& e : rec.range_erases) range_bytes += e.lower.size() + e.upper.size();
   rec.checks = detail::prepared_checks(
-      tx, pending, [](std::string_view k) { return detail::derived_writes<Schema>::maintained_key(k); });
+      view, pending, [](std::string_view k) { return detail::derived_writes<Schema>::maintained_key(k); });
   std::string record = detail::encode_prepared(rec);
   detail::check_prepared_limits(xid, detail::store_access::limits(tx), ops, key, record.size(),
                                 rec.adds.size() + rec.range_erases.size(), add_bytes + range_bytes);
-  detail::pending_map saved;
-  saved.swap(pending);
-  pending.emplace(key, std::move(record));
-  try {
-    tx.commit(opts);
-  } catch (...) {
-    if (tx.is_open()) pending = std::move(saved);  // the transaction goes on as it was
-    throw;
-  }
+  detail::pending_map only;
+  only.emplace(key, std::move(record));
+  view.commit_instead(std::move(only), opts);  // on failure the transaction goes on as it was
 }
 
 // Phase two: validates the record of xid (see the top of this file), then applies its writes
@@ -469,7 +464,7 @@ bool commit_prepared(store<Schema, Backend>& db, std::string_view xid, const wri
         tx, o.kind, [&](std::string& b) { b.append(o.key); }, [&](std::string& b) { b.append(o.value); });
   }
   for (const detail::prepared_add& a : rec.adds) {
-    if (!detail::store_access::add_raw(tx, a.key, a.delta)) {
+    if (!detail::transaction_writes<store_transaction<Schema, Backend>>(tx).add(a.key, a.delta)) {
       throw decode_error(what + " adds " + std::to_string(a.delta) + " to key " + detail::describe_key(a.key) +
                          ", which is no key of an integer keyspace of this schema (written by another schema?); "
                          "nothing was applied. Roll it back (rollback_prepared)");

@@ -61,8 +61,6 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
-#include <keyschema/counters.hpp>
-#include <keyschema/indexes.hpp>
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
@@ -71,6 +69,7 @@
 #include <keyschema/detail/store/erase_across.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
 #include <keyschema/detail/store/store_access.hpp>
+#include <keyschema/detail/store/transaction_writes.hpp>
 #include <keyschema/detail/store/writer_mutex.hpp>
 #include <keyschema/detail/store/limit_check.hpp>
 #include <keyschema/detail/store/live_handles.hpp>
@@ -138,15 +137,20 @@ constexpr bool check_keyspace() {
   return true;
 }
 
-// A direct write (put, erase, add) of KS: not a declared count, which the store maintains.
+// A direct write (put, erase, add) of KS: not a keyspace the store maintains (a derivation
+// declared maintained, derivation.hpp: a declared count, an index, a sum). Its marker's
+// refuse_direct_write<KS>() names the kind in its own static_assert; otherwise the one below.
 template <class KS>
 constexpr bool check_writable() {
-  static_assert(!is_count_keyspace<KS>,
-                "keyschema::put/erase/add: this keyspace is a declared count (count_of), maintained by the store; "
-                "write the records it counts instead");
-  static_assert(!is_index_keyspace<KS>,
-                "keyschema::put/erase/add: this keyspace is an index (index_of), maintained by the store; write "
-                "the records it indexes instead");
+  if constexpr (maintained_derivation<KS>()) {
+    if constexpr (requires { KS::value_marker::template refuse_direct_write<KS>(); }) {
+      static_assert(KS::value_marker::template refuse_direct_write<KS>());
+    } else {
+      static_assert(!maintained_derivation<KS>(),
+                    "keyschema::put/erase/add: this keyspace is derived (its value marker is a derivation, "
+                    "keyschema/derivation.hpp) and maintained by the store; write the records it derives from instead");
+    }
+  }
   return true;
 }
 
@@ -481,14 +485,49 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       if (!deltas_.empty()) {
         if (auto it = deltas_.find(key); it != deltas_.end()) deltas_.erase(it);
       }
-      if constexpr (derived::template has_dependents<KS>) {
-        auto st = overlay();
-        derived::erase(st, key);
+      if constexpr (derived::template watched<KS>) {
+        detail::write_overlay::journal j;
+        auto st = overlay(&j);
+        try {
+          derived::erase(st, key);
+        } catch (...) {
+          detail::write_overlay::undo(pending_, j);
+          throw;
+        }
       } else {
         pending_[std::move(key)] = std::nullopt;
       }
     }
     return keys.size();
+  }
+
+  // Erases the entry `key` of D, a keyspace the store maintains, when it does not follow from the
+  // records as this transaction sees them (an entry left by a write around the store, or its
+  // record erased or changed in this transaction and the entry derived otherwise before): the
+  // repair a sweep makes on its way (indexes.hpp). Returns true when it erased one, false when
+  // there was none. REQUIRES (compile time): D's derivation can tell whether an entry follows
+  // (its marker has follows<D>: an index does). Errors: key_error when the entry follows from a
+  // record that exists (naming the keyspaces and both keys: erase the record instead); nothing
+  // is erased then; key_error / limit_error for the key; backend_error.
+  template <class D>
+  bool erase_stale(const key_arg<D>& key) {
+    static_assert(detail::check_keyspace<Schema, D>());
+    static_assert(requires(derivation_context& cx, std::string_view k, const typename D::key_type& kk) {
+      D::value_marker::template follows<D>(cx, k, kk);
+    }, "keyschema::erase_stale: the keyspace's derivation cannot tell whether an entry follows from the records "
+       "(only an index, index_of, can); erase or write the records it derives from instead");
+    require_open();
+    key_buf_.clear();
+    this->template encode_checked<D>(key_buf_, key);
+    typename D::key_type k;
+    if (!detail::key_codec<D>::decode(key_buf_, k)) return false;
+    auto st = overlay();
+    std::string ignored;
+    if (!st.get(key_buf_, ignored)) return false;
+    derivation_context cx(st, &derived::write_record);
+    D::value_marker::template follows<D>(cx, key_buf_, k);  // throws key_error when it follows
+    st.erase(key_buf_);
+    return true;
   }
 
   // Adds delta to the integer stored under key in keyspace KS, as the transaction sees it (its
@@ -623,6 +662,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 
  private:
   friend detail::store_access;
+  friend class detail::transaction_writes<store_transaction>;
   bool raw_get(std::string_view key, std::string& value) const {
     require_open();
     reads_.note_key(key);  // for prepare()'s validation set
@@ -665,14 +705,21 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       if (auto it = deltas_.find(key_buf_); it != deltas_.end()) deltas_.erase(it);  // no longer base + delta
     }
     if constexpr (derived::any) {
-      // Declared counts of what this write creates or removes change with it.
-      auto st = overlay();
-      if (kind == write_batch::op_kind::put) {
-        std::string v;
-        vw(v);
-        derived::put(st, key_buf_, v);
-      } else {
-        derived::erase(st, key_buf_);
+      // What derives from this write (counts, index entries, owned entries, derivation.hpp)
+      // changes with it; a write that fails half-way leaves the transaction as it was.
+      detail::write_overlay::journal j;
+      auto st = overlay(&j);
+      try {
+        if (kind == write_batch::op_kind::put) {
+          std::string v;
+          vw(v);
+          derived::put(st, key_buf_, v);
+        } else {
+          derived::erase(st, key_buf_);
+        }
+      } catch (...) {
+        detail::write_overlay::undo(pending_, j);
+        throw;
       }
       return;
     }
@@ -696,8 +743,16 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       return self->store_->backend().get(key, value, &*self->state_);
     }
   }
+  static void base_keys(const void* ctx, const key_range& r, std::vector<std::string>& keys) {
+    const auto* self = static_cast<const store_transaction*>(ctx);
+    for (auto c = base_cursor(self->store_->backend(), *self->state_, key_range{r.lower, r.upper, false}); c.valid();
+         c.next())
+      keys.emplace_back(c.key());
+  }
   // The transaction's pending writes over that state.
-  detail::write_overlay overlay() { return detail::write_overlay(pending_, &base_get, this); }
+  detail::write_overlay overlay(detail::write_overlay::journal* j = nullptr) {
+    return detail::write_overlay(pending_, &base_get, this, &base_keys, j);
+  }
 
   // After an add of delta to key_buf_ (written: whether the transaction had a pending write of it
   // before): a key the transaction had not written holds base + delta; one it had put or erased
@@ -711,7 +766,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
       deltas_.erase(it);
     }
   }
-  // store_access::base_get / base_scan (prepare): the state the transaction started from.
+  // transaction_writes::base_get / base_scan (prepare): the state the transaction started from.
   bool base_get_raw(std::string_view key, std::string& value) const {
     require_open();
     return base_get(this, key, value);
@@ -721,7 +776,7 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     require_open();
     for (auto c = base_cursor(store_->backend(), *state_, r); c.valid(); c.next()) f(c.key(), c.value());
   }
-  // store_access::add_raw (commit_prepared).
+  // transaction_writes::add (commit_prepared).
   bool add_raw(std::string_view key, std::int64_t delta) {
     require_open();
     auto st = overlay();
@@ -995,7 +1050,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     // A chunk's erases become more operations when KS has counts or indexes (their updates are
     // written with it): the chunk holds fewer keys so that the whole write stays within limits.
     constexpr std::size_t ops_per_key = detail::derived_writes<Schema>::template ops_per_write<KS>;
-    const std::size_t chunk = detail::erase_chunk_ops(limits, erase_chunk, ops_per_key);
+    std::size_t chunk = detail::erase_chunk_ops(limits, erase_chunk, ops_per_key);
     write_batch b;
     for (;;) {
       b.clear();
@@ -1011,7 +1066,16 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
           --left;
         }
         if (b.empty()) return erased;
-        commit_locked(b, nullptr, opts);  // with the chunk's count updates, when KS is counted
+        try {
+          commit_locked(b, nullptr, opts);  // with the chunk's count updates, when KS is counted
+        } catch (const limit_error&) {
+          // The chunk with what derives from it (the owned entries of its records, owned.hpp)
+          // exceeds the backend's limits: nothing was written; take fewer keys.
+          if (b.size() == 1) throw;
+          chunk = std::max<std::size_t>(1, b.size() / 2);
+          left += b.size();
+          continue;
+        }
       }
       erased += b.size();
       if (reverse) {
@@ -1166,19 +1230,25 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       write_guarded(out, opts);  // a failed guard: each write is then refused on its own
       return;
     }
-    resolve_and_write([&](detail::write_overlay::base_reader read, const void* ctx) { resolve_group(g, read, ctx, out); },
+    resolve_and_write([&](detail::write_overlay::base_reader read, detail::write_overlay::base_scanner scan_keys,
+                          const void* ctx) { resolve_group(g, read, scan_keys, ctx, out); },
                       out, opts);
   }
 
   // Resolves each write of g in order over read(ctx) plus the writes resolved before it, into out
   // (one operation per key). A write whose resolution throws gets the exception as its error and
   // contributes nothing. Throws limit_error when out exceeds the backend's limits.
-  void resolve_group(std::span<detail::queued_write* const> g, detail::write_overlay::base_reader read, const void* ctx,
-                     write_batch& out) {
+  void resolve_group(std::span<detail::queued_write* const> g, detail::write_overlay::base_reader read,
+                     detail::write_overlay::base_scanner scan_keys, const void* ctx, write_batch& out) {
     struct layered {
-      const detail::pending_map* before;
+      detail::pending_map* before;
       detail::write_overlay::base_reader read;
+      detail::write_overlay::base_scanner scan_keys;
       const void* ctx;
+      static void keys(const void* p, const key_range& r, std::vector<std::string>& out) {
+        const auto* l = static_cast<const layered*>(p);
+        detail::write_overlay(*l->before, l->read, l->ctx, l->scan_keys).keys_in(r, out);
+      }
       static bool get(const void* p, std::string_view k, std::string& v) {
         const auto* l = static_cast<const layered*>(p);
         if (auto it = l->before->find(k); it != l->before->end()) {
@@ -1190,11 +1260,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       }
     };
     detail::pending_map resolved;
-    const layered base{&resolved, read, ctx};
+    const layered base{&resolved, read, scan_keys, ctx};
     for (detail::queued_write* q : g) {
       q->error = nullptr;
       detail::pending_map mine;
-      detail::write_overlay st(mine, &layered::get, &base);
+      detail::write_overlay st(mine, &layered::get, &base, &layered::keys);
       try {
         detail::resolve_batch<Schema>(st, *q->ops, q->adds);
       } catch (...) {
@@ -1225,10 +1295,10 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     detail::pending_map writes;
     write_batch out;
     resolve_and_write(
-        [&](detail::write_overlay::base_reader read, const void* ctx) {
+        [&](detail::write_overlay::base_reader read, detail::write_overlay::base_scanner scan_keys, const void* ctx) {
           writes.clear();
           out.clear();
-          detail::write_overlay st(writes, read, ctx);
+          detail::write_overlay st(writes, read, ctx, scan_keys);
           detail::resolve_batch<Schema>(st, ops, adds);
           detail::overlay_to_batch(writes, out);
           check_batch(out);
@@ -1270,6 +1340,11 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
           }
         }();
         resolve([](const void* ctx, std::string_view k, std::string& v) { return static_cast<const txn*>(ctx)->get(k, v); },
+                [](const void* ctx, const key_range& r, std::vector<std::string>& keys) {
+                  for (auto c = static_cast<const txn*>(ctx)->cursor(key_range{r.lower, r.upper, false}); c.valid();
+                       c.next())
+                    keys.emplace_back(c.key());
+                },
                 &t);
         try {
           if constexpr (backend_with_write_guards<Backend>) {
@@ -1288,7 +1363,13 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     } else {
       resolve([](const void* ctx, std::string_view k, std::string& v) {
         return static_cast<const Backend*>(ctx)->get(k, v, nullptr);
-      }, &backend_);
+      },
+              [](const void* ctx, const key_range& r, std::vector<std::string>& keys) {
+                for (auto c = static_cast<const Backend*>(ctx)->cursor(key_range{r.lower, r.upper, false}, nullptr);
+                     c.valid(); c.next())
+                  keys.emplace_back(c.key());
+              },
+              &backend_);
       backend_.write(out, opts);
     }
   }

@@ -15,6 +15,7 @@
 #include <keyschema/keyschema.hpp>
 #include <keyschema/prepared.hpp>
 #include <keyschema/retry.hpp>
+#include <keyschema/sum.hpp>
 
 #if __has_include(<keyschema/leveldb.hpp>) && defined(STRICT_WITH_LEVELDB)
 #include <keyschema/leveldb.hpp>
@@ -63,13 +64,22 @@ using small = ks::keyspace<"small", std::int16_t, ks::lit<"SMALL">, ks::field<"k
                            ks::field<"d", ks::desc<std::int32_t>>>;
 using content = ks::keyspace<"content", ks::bytes, ks::lit<"CONTENT">, ks::field<"message_id", std::uint64_t>,
                              ks::field<"chunk", std::uint32_t>>;
-using broker = ks::schema<message, expiry, count, last_id, small, content>;
+// An owned keyspace and a sum (derivation.hpp's plug-ins).
+using dead_letter = ks::keyspace<"dead_letter", ks::owned_by<message, std::string>, ks::lit<"DLQ">,
+                                 ks::field<"destination", std::string>, ks::field<"id", std::uint64_t>>;
+struct body_size {
+  std::size_t operator()(const message::key_type&, const message::value_type& v) const { return std::get<1>(v).size(); }
+};
+using body_bytes =
+    ks::keyspace<"body_bytes", ks::sum_of<message, body_size, 1>, ks::lit<"BODY_BYTES">, ks::field<"destination", std::string>>;
+using broker = ks::schema<message, expiry, count, last_id, small, content, dead_letter, body_bytes>;
 
 template <class Backend, class... Args>
 void exercise(Args&&... args) {
   ks::store<broker, Backend> db(std::forward<Args>(args)...);
   db.template put<message>({"orders", 1}, {1000, "soon"});
   db.template put<small>({std::uint8_t{7}, ks::desc<std::int32_t>{-3}}, std::int16_t{-2});
+  db.template put<dead_letter>({"orders", 1}, "poison");
   std::optional<message::value_type> m = db.template get<message>({"orders", 1});
   std::size_t n = 0;
   for (const auto& e : db.template scan<message>("orders").from(1u).limit(10)) n += std::get<1>(e.value).size() + e.template get<"id">();
@@ -97,6 +107,8 @@ void exercise(Args&&... args) {
   ks::put_chunked<content>(db, {42}, std::string(1000, 'x'), 64);
   if (std::optional<ks::bytes> whole = ks::read_chunked<content>(db, {42})) n += whole->size();
   ks::read_chunked<content>(db.snapshot(), {42}, [&](std::string_view piece) { n += piece.size(); });
+  n += ks::find_orphans<dead_letter>(db).size();
+  n += static_cast<std::size_t>(db.template get<body_bytes>({"orders"}).value_or(0));
   db.template erase_prefix<message>("orders");
   db.template erase<small>({std::uint8_t{7}, ks::desc<std::int32_t>{-3}});
   if (m && n == 0) db.template erase<message>({"orders", 1});

@@ -5,6 +5,7 @@
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake). Its
 // schema is its own (a store of it is another database than the broker fixture's).
 #include <conformance/conformance.hpp>
+#include <support/thrown.hpp>
 
 #include <chrono>
 
@@ -337,6 +338,82 @@ TEST_CASE("a sweep callback given the transaction writes atomically with each ba
   }), ks::error);
   CHECK(db.get<message_count>({"archive"}) == std::optional<std::int64_t>(12));
   check_invariants(db);
+}
+
+TEST_CASE("indexes: erase_stale erases an entry no record derives and refuses one that follows; sweep repairs through it",
+          "[conformance][indexes]") {
+  indexes_fixture f;
+  auto& db = f.db();
+  db.put<message>({"q", 1}, expiring(100));
+  const auto raw_entry = [&](std::int64_t at, std::uint64_t id) {  // written around the store: no record
+    ks::write_batch raw;
+    std::string k;
+    ks::detail::key_codec<expiry_index>::encode(k, expiry_index::key_type{at_ms(at), "q", id});
+    raw.put(k, "");
+    db.unsafe_backend().write(raw, {});
+  };
+  raw_entry(50, 2);
+  {
+    auto tx = db.transaction();
+    const auto e = testing::thrown<ks::key_error>([&] { tx.erase_stale<expiry_index>({at_ms(100), "q", 1}); });
+    REQUIRE(e);
+    CHECK_THAT(e->what(), Catch::Contains("'expiry_index'") && Catch::Contains("follows from the record") &&
+                              Catch::Contains("'message'") && Catch::Contains("Nothing was erased"));
+    CHECK(tx.erase_stale<expiry_index>({at_ms(50), "q", 2}));
+    CHECK_FALSE(tx.erase_stale<expiry_index>({at_ms(50), "q", 2}));  // gone in tx
+    tx.commit();
+  }
+  CHECK(index_entries(db) == std::vector<std::string>{"100 \"q\" 1"});
+  // A sweep meets a stale entry: it erases it (not counted) and goes on.
+  raw_entry(60, 3);
+  CHECK(ks::sweep<expiry_index>(db, at_ms(1000), 10, [](const auto&, const auto&) {}) == 1);
+  CHECK(index_entries(db).empty());
+  check_invariants(db);
+}
+
+TEST_CASE("indexes: an index new in a program over records that exist is refused on open; ks::migrate derives it",
+          "[conformance][indexes][evolution]") {
+  using backend_type = backend_factory::backend;
+  using records_only = ks::schema<message>;
+  using with_index = ks::schema<message, expiry_index>;
+  testing::temp_dir dir{"conformance-indexes-added"};
+  std::unique_ptr<backend_type> b;
+  {
+    auto db = backend_factory::open<records_only>(dir.path());
+    db->put<message>({"q", 1}, expiring(100));
+    db->put<message>({"q", 2}, expiring(0));
+    if constexpr (std::is_same_v<backend_type, ks::memory_backend>)
+      b = std::make_unique<backend_type>(std::move(db->unsafe_backend()));
+  }
+  // Opened with the index over those records: refused, their entries would be missing.
+  std::string refused = "<opened>";
+  try {
+    if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
+      ks::memory_backend copy;
+      ks::write_batch all;
+      for (auto c = b->cursor(ks::key_range{}, nullptr); c.valid(); c.next()) all.put(c.key(), c.value());
+      copy.write(all, {});
+      ks::store<with_index, backend_type> s(std::move(copy));
+    } else {
+      backend_factory::open<with_index>(dir.path());
+    }
+  } catch (const ks::schema_error& e) {
+    refused = e.what();
+  }
+  CHECK_THAT(refused, Catch::Contains("keyspace 'expiry_index' is an index (index_of<message>) new in this program") &&
+                          Catch::Contains("'message' it derives from already holds 2 records") &&
+                          Catch::Contains("ks::migrate"));
+  if constexpr (!std::is_same_v<backend_type, ks::memory_backend>) b = backend_factory::open_backend(dir.path());
+  ks::migrate<records_only, with_index>(*b);
+  std::unique_ptr<ks::store<with_index, backend_type>> db;
+  if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
+    db = std::make_unique<ks::store<with_index, backend_type>>(std::move(*b));
+  } else {
+    b.reset();
+    db = backend_factory::open<with_index>(dir.path());
+  }
+  CHECK(index_entries(*db) == std::vector<std::string>{"100 \"q\" 1"});
+  CHECK(index_entries(*db) == derived_entries(*db));
 }
 
 }  // namespace keyschema::conformance::indexes

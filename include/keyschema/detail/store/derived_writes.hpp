@@ -1,29 +1,32 @@
-// keyschema/detail/store/derived_writes.hpp: resolving adds and maintaining declared counts.
+// keyschema/detail/store/derived_writes.hpp: resolving adds and maintaining derived keyspaces.
 //
 // Some writes depend on the state they are applied to: an add (counters.hpp) writes the stored
-// value plus a delta; a put or erase of a record of a counted keyspace changes its count only
-// when it creates or removes the record. They are resolved here, in one place, against a
-// write_overlay: the writes decided so far (a pending_map, key -> value or erasure) laid over a
-// base state read through a function (the engine's write transaction, or the latest committed
-// state while the store's writer lock is held, or a transaction's snapshot).
+// value plus a delta; a put or erase of a record of a keyspace that others derive from (a count,
+// an index, a sum, owned entries: each a derivation, derivation.hpp) changes them. They are
+// resolved here, in one place, against a write_overlay: the writes decided so far (a pending_map,
+// key -> value or erasure) laid over a base state read through a function (the engine's write
+// transaction, or the latest committed state while the store's writer lock is held, or a
+// transaction's snapshot).
 //   - A store_transaction resolves each write as it is made, over its own pending writes.
 //   - A store_batch records its adds (pending_adds) beside its byte-level write_batch; at commit
 //     the store replays the batch's operations in order into a write_overlay (resolve_batch) and
 //     writes what the overlay holds: one operation per key, its last state, in one atomic write
 //     (the backend applies a batch atomically, so the order of distinct keys does not matter).
-// Backends see ordinary write_batches: they know nothing of adds or counts.
+// The derived kinds are not named here: derived_writes folds over the schema's keyspaces whose
+// value marker is a derivation and calls its hooks. Backends see ordinary write_batches: they
+// know nothing of adds or derivations.
 //
 // Thread-safety: the functions are stateless; a write_overlay or pending_adds belongs to one
 // thread. Callers hold the store's writer lock while resolving.
 #pragma once
 
-#include <keyschema/counters.hpp>
-#include <keyschema/indexes.hpp>
+#include <keyschema/derivation.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/schema/key_codec.hpp>
 #include <keyschema/detail/store/overlay_cursor.hpp>
+#include <keyschema/detail/store/transaction_writes.hpp>
 #include <keyschema/error.hpp>
-#include <keyschema/fixed_string.hpp>
+#include <keyschema/fingerprint.hpp>
 #include <keyschema/schema.hpp>
 #include <keyschema/value_codec.hpp>
 #include <keyschema/write_batch.hpp>
@@ -46,87 +49,64 @@ KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
 
 // --- what a keyspace is ---------------------------------------------------------------------------
-
-template <class Marker>
-struct count_marker : std::false_type {};
-template <class Counted, std::size_t N>
-struct count_marker<count_of<Counted, N>> : std::true_type {};
-
-// KS is a declared count (its value is count_of<...>).
+// KS is a derived keyspace declared through the derivation hooks (derivation.hpp).
 template <class KS>
-inline constexpr bool is_count_keyspace = count_marker<typename KS::value_marker>::value;
+inline constexpr bool is_derived_keyspace = derivation<typename KS::value_marker>;
 
-// C is a count of R.
-template <class C, class R>
-constexpr bool counts() {
-  if constexpr (is_count_keyspace<C>)
-    return std::is_same_v<typename C::value_marker::counted_keyspace, R>;
+// D is a derived keyspace (derivation.hpp) whose source is R.
+template <class D, class R>
+constexpr bool derives_from() {
+  if constexpr (is_derived_keyspace<D>)
+    return std::is_same_v<typename D::value_marker::source_keyspace, R>;
   else
     return false;
 }
 
-// I is an index of R.
-template <class I, class R>
-constexpr bool indexes() {
-  if constexpr (is_index_keyspace<I>)
-    return std::is_same_v<typename I::value_marker::indexed_keyspace, R>;
+// KS's derivation checks each write of KS itself (its marker has on_write<KS>).
+template <class KS>
+constexpr bool guards_own_writes() {
+  if constexpr (is_derived_keyspace<KS>)
+    return requires(derivation_context& cx, std::string_view key, const typename KS::key_type& k,
+                    const std::string_view* v) { KS::value_marker::template on_write<KS>(cx, key, k, v); };
   else
     return false;
 }
 
-// KS is maintained by the store (a declared count or an index): not written directly.
+// How messages name D's kind: its marker's `kind` ("a declared count", "an index"), or "a
+// derived keyspace".
+template <class D>
+constexpr std::string_view derivation_kind() {
+  if constexpr (requires { std::string_view(D::value_marker::kind); })
+    return D::value_marker::kind;
+  else
+    return "a derived keyspace";
+}
+
+// The operations one write of a record of R adds for D (derivation.hpp's ops_per_source_write).
+template <class D, class R>
+constexpr std::size_t derivation_ops() {
+  if constexpr (derives_from<D, R>())
+    return static_cast<std::size_t>(D::value_marker::ops_per_source_write);
+  else
+    return 0;
+}
+
+// KS is maintained by the store (a derivation declared maintained: a declared count, an index,
+// a sum): not written directly.
 template <class KS>
-inline constexpr bool is_maintained_keyspace = is_count_keyspace<KS> || is_index_keyspace<KS>;
+constexpr bool maintained_derivation() {
+  if constexpr (is_derived_keyspace<KS>)
+    return static_cast<bool>(KS::value_marker::maintained);
+  else
+    return false;
+}
+template <class KS>
+inline constexpr bool is_maintained_keyspace = maintained_derivation<KS>();
 
 // KS's value can be added to: an integer type other than bool.
 template <class V>
 inline constexpr bool addable_value = std::integral<V> && !std::same_as<V, bool> && value_encodable<V>;
 
-// The adds of a store_transaction still recorded as deltas: key -> the sum of its deltas (see
-// store_transaction::add).
-using pending_deltas = std::map<std::string, std::int64_t, std::less<>>;
-
-// --- the overlay ------------------------------------------------------------------------------------
-
-// The writes decided so far over a base state. The pending_map is the caller's (a transaction's
-// pending writes, or a batch's resolution); the base is read through read(ctx, key, out).
-class write_overlay {
- public:
-  using base_reader = bool (*)(const void* ctx, std::string_view key, std::string& out);
-
-  write_overlay(pending_map& writes, base_reader read, const void* ctx) noexcept
-      : writes_(&writes), read_(read), ctx_(ctx) {}
-
-  // The value of key as the writes so far leave it; false when it does not exist.
-  bool get(std::string_view key, std::string& out) const {
-    if (auto it = writes_->find(key); it != writes_->end()) {
-      if (!it->second) return false;
-      out.assign(*it->second);
-      return true;
-    }
-    return read_(ctx_, key, out);
-  }
-  void put(std::string_view key, std::string_view value) {
-    auto it = writes_->find(key);
-    if (it == writes_->end())
-      writes_->emplace(std::string(key), std::optional<std::string>(std::in_place, value));
-    else
-      it->second.emplace(value);
-  }
-  void erase(std::string_view key) {
-    auto it = writes_->find(key);
-    if (it == writes_->end())
-      writes_->emplace(std::string(key), std::nullopt);
-    else
-      it->second.reset();
-  }
-  pending_map& writes() noexcept { return *writes_; }
-
- private:
-  pending_map* writes_;
-  base_reader read_;
-  const void* ctx_;
-};
 
 // A write_batch holding the overlay's writes, one per key.
 inline void overlay_to_batch(const pending_map& writes, write_batch& out) {
@@ -234,18 +214,20 @@ struct derived_writes;
 
 template <class... K>
 struct derived_writes<schema<K...>> {
-  // R is counted by some keyspace of the schema.
+  // Some keyspace of the schema derives from R.
   template <class R>
-  static constexpr bool has_dependents = (counts<K, R>() || ...) || (indexes<K, R>() || ...);
-  // The most operations one write of a record of R becomes: itself, plus one per count of R (its
-  // group's count changes) and two per index of R (the old entry erased, the new one put).
-  // Sizes range-erase chunks under a backend's max_ops_per_write.
+  static constexpr bool has_dependents = (derives_from<K, R>() || ...);
+  // A write of a key of R is resolved: R has dependents, or R's derivation checks R's writes.
+  template <class R>
+  static constexpr bool watched = has_dependents<R> || guards_own_writes<R>();
+  // The most operations one write of a record of R becomes, as its derivations declare them:
+  // itself, plus ops_per_source_write of each derivation of R (a count 1, an index 2, an owned
+  // keyspace at least 1). Sizes range-erase chunks under a backend's max_ops_per_write.
   template <class R>
   static constexpr std::size_t ops_per_write =
-      1 + ((counts<K, R>() ? std::size_t{1} : std::size_t{0}) + ... + std::size_t{0}) +
-      ((indexes<K, R>() ? std::size_t{2} : std::size_t{0}) + ... + std::size_t{0});
-  // Some keyspace of the schema is maintained by the store.
-  static constexpr bool any = (is_maintained_keyspace<K> || ...);
+      1 + (derivation_ops<K, R>() + ... + std::size_t{0});
+  // Some write of the schema is resolved: a keyspace of it is derived.
+  static constexpr bool any = (is_derived_keyspace<K> || ...);
 
   // Whether writing b needs resolving: some operation writes a keyspace with dependents.
   static bool needs(const write_batch& b) {
@@ -254,19 +236,19 @@ struct derived_writes<schema<K...>> {
       return false;
     } else {
       for (const write_batch::op o : b) {
-        if ((has_dependent_key<K>(o.key) || ...)) return true;
+        if ((watched_key<K>(o.key) || ...)) return true;
       }
       return false;
     }
   }
 
-  // Whether key is a key of a keyspace the store maintains (a declared count or an index).
+  // Whether key is a key of a keyspace the store maintains (a maintained derivation).
   static bool maintained_key(std::string_view key) {
     return (maintained_match<K>(key) || ...);
   }
 
   // Throws key_error when b puts or erases a key of a keyspace the store maintains (a declared
-  // count or an index): written directly, it would no longer equal what it derives from. what
+  // count, an index, a sum): written directly, it would no longer equal what it derives from. what
   // opens the message ("keyschema::store::write: the raw write_batch"). Nothing is written.
   static void refuse_maintained(std::string_view what, const write_batch& b) {
     if constexpr (any) {
@@ -275,6 +257,15 @@ struct derived_writes<schema<K...>> {
       (void)what;
       (void)b;
     }
+  }
+
+  // Writes the record key (value nullptr: erases it) with what derives from it: the
+  // derivation_context::record_writer of the schema's derivations.
+  static void write_record(write_overlay& st, std::string_view key, const std::string_view* value) {
+    if (value != nullptr)
+      put(st, key, *value);
+    else
+      erase(st, key);
   }
 
   // Puts key -> value in st, first updating what depends on it.
@@ -314,19 +305,15 @@ struct derived_writes<schema<K...>> {
     return (add_if<K>(st, key, delta) || ...);
   }
 
-  // Adds to st what the record (rk, v) of R contributes to D, a count or index of R: 1 to its
-  // count, or its index entry. Rebuilds D from R's records (ks::migrate), over an st in which D
-  // starts empty. Errors: overflow_error (a count past std::int64_t), decode_error, schema_error
-  // (an index entry that does not carry the record's key fields: check_entry), what reading the
-  // base throws.
+  // Adds to st what the record (rk, v) of R contributes to D, a maintained derivation of R (its
+  // rebuild hook: 1 to a count, an index entry, a number to a sum). Rebuilds D from R's records
+  // (ks::migrate), over an st in which D starts empty. Errors: what the hook throws
+  // (overflow_error, decode_error, schema_error), what reading the base throws.
   template <class D, class R>
   static void derive_record(write_overlay& st, const typename R::key_type& rk, const typename R::value_type& v) {
-    if constexpr (counts<D, R>()) {
-      bump<D>(st, rk, 1);
-    } else {
-      static_assert(indexes<D, R>(), "derive_record: D is no count or index of R");
-      apply_change<D, R>(st, derive_change<D, R>(rk, std::nullopt, std::optional<typename R::value_type>(v)));
-    }
+    static_assert(derives_from<D, R>(), "derive_record: D does not derive from R");
+    derivation_context cx(st, &write_record);
+    D::value_marker::template rebuild<D>(cx, rk, v);
   }
 
   // The apply function a batch records for an add to KS.
@@ -365,17 +352,13 @@ struct derived_writes<schema<K...>> {
       std::string msg(what);
       msg += o.kind == write_batch::op_kind::put ? " puts" : " erases";
       msg += " key " + describe_key(o.key) + " of keyspace '" + std::string(M::name) + "', ";
-      if constexpr (is_count_keyspace<M>) {
-        using R = typename M::value_marker::counted_keyspace;
-        msg += "a declared count (count_of<" + std::string(R::name) +
-               ">) the store maintains: written directly it would differ from the number of records it counts. "
-               "Write the records of '" + std::string(R::name) + "' instead; their counts follow";
-      } else {
-        using R = typename M::value_marker::indexed_keyspace;
-        msg += "an index (index_of<" + std::string(R::name) +
-               ">) the store maintains: written directly it would differ from the records it indexes. "
-               "Write the records of '" + std::string(R::name) + "' instead; their index entries follow";
-      }
+      std::string text;
+      string_sink sink{&text};
+      M::value_marker::visit_layout(sink);
+      using R = typename M::value_marker::source_keyspace;
+      msg += std::string(derivation_kind<M>()) + " (" + text +
+             ") the store maintains: written directly it would differ from the records it derives from. "
+             "Write the records of '" + std::string(R::name) + "' instead; what derives from them follows";
       throw key_error(msg + ". Nothing was written");
     } else {
       (void)what;
@@ -385,8 +368,8 @@ struct derived_writes<schema<K...>> {
   }
 
   template <class R>
-  static bool has_dependent_key(std::string_view key) {
-    if constexpr (has_dependents<R>)
+  static bool watched_key(std::string_view key) {
+    if constexpr (watched<R>)
       return key_codec<R>::matches(key);
     else
       return false;
@@ -396,131 +379,35 @@ struct derived_writes<schema<K...>> {
   // erase) and returns true.
   template <class R>
   static bool on_write(write_overlay& st, std::string_view key, const std::string_view* new_value) {
-    if constexpr (!has_dependents<R>) {
+    if constexpr (!watched<R>) {
       return false;
     } else {
       typename R::key_type k;
       if (!key_codec<R>::decode(key, k)) return false;
-      std::string old;
-      const bool existed = st.get(key, old);
-      const bool exists = new_value != nullptr;
-      if constexpr ((indexes<K, R>() || ...)) {
-        // Values decoded and every index entry derived and checked before st changes: an error
-        // (decode_error, schema_error, what Derive throws) leaves st as it was.
-        std::optional<typename R::value_type> ov, nv;
-        if (existed) ov.emplace(decode_value<R>(key, old));
-        if (exists) nv.emplace(decode_value<R>(key, *new_value));
-        const std::tuple<index_change_t<K, R>...> changes{derive_change<K, R>(k, ov, nv)...};
-        if (existed != exists) ((counts<K, R>() ? bump<K>(st, k, exists ? 1 : -1) : void()), ...);
-        [&]<std::size_t... J>(std::index_sequence<J...>) {
-          (apply_change<K, R>(st, std::get<J>(changes)), ...);
-        }(std::index_sequence_for<K...>{});
-      } else {
-        if (existed != exists) ((counts<K, R>() ? bump<K>(st, k, exists ? 1 : -1) : void()), ...);
+      if constexpr (guards_own_writes<R>()) {
+        derivation_context cx(st, &write_record);
+        R::value_marker::template on_write<R>(cx, key, k, new_value);
+      }
+      if constexpr (has_dependents<R>) {
+        // Each derivation of R, in schema order, sees the record's old value and its new one.
+        std::string old;
+        const bool existed = st.get(key, old);
+        const std::string_view old_view(old);
+        const source_write<R> w{key, k, existed ? &old_view : nullptr, new_value};
+        derivation_context cx(st, &write_record);
+        (source_write_to<K, R>(cx, w), ...);
       }
       return true;
     }
   }
 
-  // What a write of a record of R changes in index I: the entry derived from the old value and
-  // the one derived from the new value (std::nullopt: none); nothing when I is no index of R.
-  template <class I, class R>
-  using index_change_t = std::conditional_t<indexes<I, R>(),
-                                            std::pair<std::optional<typename I::key_type>, std::optional<typename I::key_type>>,
-                                            std::tuple<>>;
-
-  // The change of index I for record key rk, from ov (the old value, if any) to nv (the new
-  // value, if any), each derived entry checked (check_entry). Errors: schema_error, what Derive
-  // throws.
-  template <class I, class R>
-  static index_change_t<I, R> derive_change(const typename R::key_type& rk,
-                                            const std::optional<typename R::value_type>& ov,
-                                            const std::optional<typename R::value_type>& nv) {
-    if constexpr (indexes<I, R>()) {
-      const typename I::value_marker::derive derive{};
-      index_change_t<I, R> c;
-      if (ov) c.first = derive(rk, *ov);
-      if (nv) c.second = derive(rk, *nv);
-      if (c.first) check_entry<I, R>(rk, *c.first);
-      if (c.second) check_entry<I, R>(rk, *c.second);
-      return c;
+  template <class D, class R>
+  static void source_write_to(derivation_context& cx, const source_write<R>& w) {
+    if constexpr (derives_from<D, R>()) {
+      D::value_marker::template on_source_write<D>(cx, w);
     } else {
-      (void)rk;
-      (void)ov;
-      (void)nv;
-      return {};
-    }
-  }
-
-  // Replaces the old entry of the change c by its new one.
-  template <class I, class R>
-  static void apply_change(write_overlay& st, const index_change_t<I, R>& c) {
-    if constexpr (indexes<I, R>()) {
-      if (c.first == c.second) return;
-      std::string ik;
-      if (c.first) {
-        key_codec<I>::encode(ik, *c.first);
-        st.erase(ik);
-      }
-      if (c.second) {
-        ik.clear();
-        key_codec<I>::encode(ik, *c.second);
-        st.put(ik, std::string_view());  // an index entry's value, std::tuple<>, encodes to nothing
-      }
-    } else {
-      (void)st;
-      (void)c;
-    }
-  }
-
-  // Throws schema_error when the entry ik that I's Derive derived from record key rk does not
-  // carry rk's key fields unchanged (the schema checks that it has them, by name and type; only
-  // the values can be wrong): two records could then share one entry, and record_key,
-  // get_record and sweep would lead from it to another record.
-  template <class I, class R>
-  static void check_entry(const typename R::key_type& rk, const typename I::key_type& ik) {
-    std::string_view bad;
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      ((bad.empty() &&
-                !(std::get<field_position<I, typename R::template field_at<J>::type>(R::template field_at<J>::name)>(
-                      ik) == std::get<J>(rk))
-            ? (void)(bad = R::template field_at<J>::name)
-            : void()),
-       ...);
-    }(std::make_index_sequence<R::field_count>{});
-    if (bad.empty()) return;
-    std::string record, entry;
-    key_codec<R>::encode(record, rk);
-    key_codec<I>::encode(entry, ik);
-    throw schema_error("keyschema::index_of: index '" + std::string(I::name) + "': Derive derived the entry " +
-                       describe_key(entry) + " from the record " + describe_key(record) + " of keyspace '" +
-                       std::string(R::name) + "', but the entry's field '" + std::string(bad) +
-                       "' differs from the record's; an index entry must carry its record's key fields unchanged "
-                       "(otherwise two records share one entry, and record_key, get_record and sweep reach "
-                       "another record): fix Derive to copy them. Nothing of this write was written");
-  }
-
-  // Adds d to the count C of the group of record key rk. A count reaching 0 is erased.
-  template <class C, class RK>
-  static void bump(write_overlay& st, const RK& rk, std::int64_t d) {
-    if constexpr (is_count_keyspace<C>) {
-      std::string ck;
-      [&]<std::size_t... I>(std::index_sequence<I...>) {
-        key_codec<C>::encode_prefix(ck, std::get<I>(rk)...);
-      }(std::make_index_sequence<C::value_marker::group_fields>{});
-      std::int64_t n = 0;
-      std::string cur;
-      if (st.get(ck, cur)) n = decode_value<C>(ck, cur);
-      if (__builtin_add_overflow(n, d, &n))
-        throw overflow_error("keyschema: count keyspace '" + std::string(C::name) + "', key " + describe_key(ck) +
-                             ": the count overflows std::int64_t; nothing was written");
-      if (n == 0) {
-        st.erase(ck);
-      } else {
-        std::string enc;
-        value_traits<std::int64_t>::encode(enc, n);
-        st.put(ck, enc);
-      }
+      (void)cx;
+      (void)w;
     }
   }
 };
@@ -545,157 +432,23 @@ void resolve_batch(write_overlay& st, const write_batch& ops, const pending_adds
   }
 }
 
-// --- schema checks of declared counts -----------------------------------------------------------
-
-}  // namespace detail
-
-namespace diagnostic {
-
-template <fixed_string Count, fixed_string Counted>
-struct count_of_foreign_keyspace {
-  static_assert(always_false<Count.size()>,
-                "keyschema::count_of: the keyspace a count counts is not part of the schema (see Count and "
-                "Counted in this instantiation); add it to the keyschema::schema<...>");
-  static constexpr bool value = false;
-};
-
-template <fixed_string Count, fixed_string Counted, std::size_t GroupFields>
-struct count_of_field_count {
-  static_assert(always_false<GroupFields>,
-                "keyschema::count_of: a count keyspace must have exactly N fields, the first N fields of the "
-                "counted keyspace (see Count, Counted and GroupFields in this instantiation); give it those "
-                "fields, or change N");
-  static constexpr bool value = false;
-};
-
-template <fixed_string Count, fixed_string Counted, std::size_t Field>
-struct count_of_field_mismatch {
-  static_assert(always_false<Field>,
-                "keyschema::count_of: a field of the count keyspace differs from the counted keyspace's field at "
-                "the same position (name or type; see Count, Counted and Field, 0-based, in this instantiation); "
-                "declare the count's fields as the counted keyspace's first N fields");
-  static constexpr bool value = false;
-};
-
-template <fixed_string Index, fixed_string Record>
-struct index_of_cannot_derive {
-  static_assert(always_false<Index.size()>,
-                "keyschema::index_of: Derive cannot derive the index key (see Index and Record in this "
-                "instantiation): it must be default-constructible and callable as derive(const Record::key_type&, "
-                "const Record::value_type&) returning std::optional<Index::key_type>; fix its signature");
-  static constexpr bool value = false;
-};
-
-template <fixed_string Index, fixed_string Record, class Missing>
-struct index_of_lacks_record_fields {
-  static_assert(always_false<Index.size()>,
-                "keyschema::index_of: the index key lacks field(s) of the indexed record's key (see Index, Record "
-                "and Missing, one keyschema::field<name, type> per missing field, in this instantiation), so two "
-                "records could derive one index entry and erasing one would leave the other indexed nowhere; add "
-                "each missing field to the index keyspace, with the same name and type, and have Derive copy it "
-                "from the record's key");
-  static constexpr bool value = false;
-};
-
-template <fixed_string Index>
-struct index_of_foreign_keyspace {
-  static_assert(always_false<Index.size()>,
-                "keyschema::index_of: the keyspace an index indexes is not part of the schema (see Index in this "
-                "instantiation); add it to the keyschema::schema<...>");
-  static constexpr bool value = false;
-};
-
-}  // namespace diagnostic
-
-namespace detail {
-
-// The fields of R's key that Index's key lacks (no field of the same name and type): a std::tuple
-// of their keyschema::field<name, type>.
-template <class Index, class R, class Seq = std::make_index_sequence<R::field_count>>
-struct missing_record_fields;
-template <class Index, class R, std::size_t... J>
-struct missing_record_fields<Index, R, std::index_sequence<J...>> {
-  using type = decltype(std::tuple_cat(
-      std::declval<std::conditional_t<field_position<Index, typename R::template field_at<J>::type>(
-                                          R::template field_at<J>::name) == Index::field_count,
-                                      std::tuple<typename R::template field_at<J>>, std::tuple<>>>()...));
-};
-template <class Index, class R>
-using missing_record_fields_t = typename missing_record_fields<Index, R>::type;
-
-// The checks of an index I of Schema (see check_count_keyspace for counts). Only an index needs
-// its key to hold the record's key: its entries are one per record, while a count's entries are
-// one per group and meant to merge the records of a group.
-template <class Schema, class I>
-constexpr bool check_index_keyspace() {
-  if constexpr (!is_index_keyspace<I>) {
+// The schema check of a derived keyspace D (derivation.hpp's check<Schema, D>).
+template <class Schema, class D>
+constexpr bool check_derivation() {
+  if constexpr (is_derived_keyspace<D>)
+    return D::value_marker::template check<Schema, D>();
+  else
     return true;
-  } else {
-    using R = typename I::value_marker::indexed_keyspace;
-    using D = typename I::value_marker::derive;
-    if constexpr (!is_keyspace<R>::value || !Schema::template contains<R>) {
-      return diagnostic::index_of_foreign_keyspace<I::name_string>::value;
-    } else if constexpr (!index_holds_record_key<I, R>()) {
-      // An index entry is unique per record only when the record's key can be read back from it.
-      return diagnostic::index_of_lacks_record_fields<I::name_string, R::name_string,
-                                                       missing_record_fields_t<I, R>>::value;
-    } else if constexpr (!std::is_default_constructible_v<D> ||
-                         !std::is_invocable_v<const D&, const typename R::key_type&, const typename R::value_type&>) {
-      return diagnostic::index_of_cannot_derive<I::name_string, R::name_string>::value;
-    } else if constexpr (!std::is_same_v<std::invoke_result_t<const D&, const typename R::key_type&,
-                                                              const typename R::value_type&>,
-                                         std::optional<typename I::key_type>>) {
-      return diagnostic::index_of_cannot_derive<I::name_string, R::name_string>::value;
-    } else {
-      return true;
-    }
-  }
 }
 
-// The first field position where C's fields differ from R's first N fields (N if none).
-template <class C, class R, std::size_t N>
-constexpr std::size_t first_count_field_mismatch() {
-  return [&]<std::size_t... I>(std::index_sequence<I...>) {
-    std::size_t pos = N;
-    (
-        [&] {
-          using F = typename C::template field_at<I>;
-          using G = typename R::template field_at<I>;
-          if (pos == N && !(F::name == G::name && std::is_same_v<typename F::type, typename G::type>)) pos = I;
-        }(),
-        ...);
-    return pos;
-  }(std::make_index_sequence<N>{});
-}
-
-template <class Schema, class C>
-constexpr bool check_count_keyspace() {
-  if constexpr (!is_count_keyspace<C>) {
-    return true;
-  } else {
-    using R = typename C::value_marker::counted_keyspace;
-    constexpr std::size_t n = C::value_marker::group_fields;
-    if constexpr (!is_keyspace<R>::value || !Schema::template contains<R>) {
-      return diagnostic::count_of_foreign_keyspace<C::name_string, C::name_string>::value;
-    } else if constexpr (n > R::field_count || C::field_count != n) {
-      return diagnostic::count_of_field_count<C::name_string, R::name_string, n>::value;
-    } else if constexpr (first_count_field_mismatch<C, R, n>() != n) {
-      return diagnostic::count_of_field_mismatch<C::name_string, R::name_string,
-                                                 first_count_field_mismatch<C, R, n>()>::value;
-    } else {
-      return true;
-    }
-  }
-}
-
-// The checks of the schema's derived keyspaces (declared counts and indexes); each failure instantiates a
-// diagnostic naming the keyspaces. Called by keyschema::store.
+// The checks of the schema's derived keyspaces (declared counts, indexes, sums, owned
+// keyspaces); each failure instantiates a diagnostic naming the keyspaces. Called by
+// keyschema::store.
 template <class Schema>
 struct derived_checks;
 template <class... K>
 struct derived_checks<schema<K...>> {
-  static constexpr bool value =
-      (check_count_keyspace<schema<K...>, K>() && ...) && (check_index_keyspace<schema<K...>, K>() && ...);
+  static constexpr bool value = (check_derivation<schema<K...>, K>() && ...);
 };
 
 }  // namespace detail

@@ -195,15 +195,18 @@ bool key_of_schema(std::string_view key) {
   return any_keyspace<Schema>([key]<class K>(std::type_identity<K>) { return key_codec<K>::claims(key); });
 }
 
-// The keyspace a count or index D derives from.
+// Old has a keyspace of K's name whose keys are K's (the same segments).
+template <class Old, class K>
+constexpr bool same_keys_in() {
+  return []<class... O>(std::tuple<O...>*) {
+    return ((O::name == K::name && std::is_same_v<typename O::segments, typename K::segments>) || ...);
+  }(static_cast<typename Old::keyspaces*>(nullptr));
+}
+
+// The keyspace a derived keyspace D (a count, an index, a sum: derivation.hpp) derives from.
 template <class D>
 struct derived_source {
-  using type = typename D::value_marker::indexed_keyspace;
-};
-template <class D>
-  requires is_count_keyspace<D>
-struct derived_source<D> {
-  using type = typename D::value_marker::counted_keyspace;
+  using type = typename D::value_marker::source_keyspace;
 };
 
 template <class Old, class New, class Backend, class... Steps>
@@ -280,6 +283,9 @@ class migration_run {
                          "; pass the schema that wrote it as Old");
     }
     refuse_prepared();
+    // Derivations of New that check the stored state (owned keyspaces: no orphans), where the
+    // derived keyspace and its source keep their keys from Old: refused before anything is written.
+    for_each_keyspace<New>([&]<class K>(std::type_identity<K>) { this->template verify_derivation<K>(); });
     // Keyspaces new in New must not hold keys that are no old entries.
     for_each_keyspace<New>([&]<class K>(std::type_identity<K>) {
       if constexpr (!unchanged_from<Old, K>()) {
@@ -543,8 +549,31 @@ class migration_run {
     written_ = std::move(progress);
   }
 
+  template <class K>
+  void verify_derivation() {
+    if constexpr (is_derived_keyspace<K>) {
+      if constexpr (requires(derivation_context& cx) { K::value_marker::template verify<K>(cx); }) {
+        if constexpr (same_keys_in<Old, K>() && same_keys_in<Old, typename K::value_marker::source_keyspace>()) {
+          pending_map none;
+          write_overlay st(none, &read_base, &b_, &scan_base);
+          derivation_context cx(st, nullptr);
+          try {
+            K::value_marker::template verify<K>(cx);
+          } catch (const schema_error& e) {
+            throw schema_error(where() + " does not meet the new schema: " + e.what() + ". Nothing was migrated");
+          }
+        }
+      }
+    }
+  }
+
   static bool read_base(const void* ctx, std::string_view key, std::string& out) {
     return static_cast<const Backend*>(ctx)->get(key, out, nullptr);
+  }
+  static void scan_base(const void* ctx, const key_range& r, std::vector<std::string>& keys) {
+    for (auto c = static_cast<const Backend*>(ctx)->cursor(key_range{r.lower, r.upper, false}, nullptr); c.valid();
+         c.next())
+      keys.emplace_back(c.key());
   }
 
   // Derives D from every record of R after the progress mark, in bounded batches (at most
@@ -582,7 +611,7 @@ class migration_run {
       if (records.empty()) return;
       writes.clear();
       out.clear();
-      write_overlay st(writes, &read_base, &b_);  // the cursor is closed: reads go to the backend
+      write_overlay st(writes, &read_base, &b_, &scan_base);  // the cursor is closed: reads go to the backend
       for (const auto& [k, v] : records) derived_writes<New>::template derive_record<D, R>(st, k, v);
       std::optional<std::string> before = std::move(progress_.last_key);
       progress_.last_key = last;

@@ -74,17 +74,26 @@ std::size_t count_keys_at(std::size_t index, Cursor&& cursor, std::size_t cap, E
   return n;
 }
 
-// For a declared count (count_of) at `index` of Schema: the name of the keyspace it counts and
-// how many records that holds (up to cap); {"", 0} for any other keyspace.
+// For a maintained derivation (derivation.hpp: a declared count, an index, a sum) at `index` of
+// Schema: what it is ("a declared count (count_of<message,1>)"), the name of the keyspace it
+// derives from and how many records that holds (up to cap); {"", "", 0} for any other keyspace.
+struct derived_records {
+  std::string what, source;
+  std::size_t records = 0;
+};
 template <class Schema, class Cursor>
-std::pair<std::string, std::size_t> counted_records_at(std::size_t index, Cursor&& cursor, std::size_t cap) {
-  std::pair<std::string, std::size_t> out;
+derived_records counted_records_at(std::size_t index, Cursor&& cursor, std::size_t cap) {
+  derived_records out;
   std::size_t i = 0;
   for_each_keyspace<Schema>([&]<class K>(std::type_identity<K>) {
-    if constexpr (is_count_keyspace<K>) {
+    if constexpr (maintained_derivation<K>()) {
       if (i == index) {
-        using R = typename K::value_marker::counted_keyspace;
-        out = {std::string(R::name), count_keys_of<R>(cursor, cap, [](std::string_view) { return false; })};
+        using R = typename K::value_marker::source_keyspace;
+        std::string text;
+        string_sink sink{&text};
+        K::value_marker::visit_layout(sink);
+        out = {std::string(derivation_kind<K>()) + " (" + text + ")", std::string(R::name),
+               count_keys_of<R>(cursor, cap, [](std::string_view) { return false; })};
       }
     }
     ++i;
@@ -187,13 +196,13 @@ void check_schema_record(const std::string& where, bool adopting, bool read_only
   }
   for (std::size_t i : cmp.added) {
     // A count added to records that exist would start at 0 and never equal them.
-    const auto [counted, records] = counted_records_at<Schema>(i, cursor, key_count_cap);
-    if (records != 0) {
-      throw schema_error(where + ": keyspace '" + std::string(layout_part_name(parts[i])) +
-                         "' is a count (count_of) new in this program, but the keyspace '" + counted +
-                         "' it counts already holds " + count_text(records, key_count_cap) +
-                         " records, which it would not count; add the count together with its keyspace, or "
-                         "rebuild the database with ks::migrate");
+    const derived_records d = counted_records_at<Schema>(i, cursor, key_count_cap);
+    if (d.records != 0) {
+      throw schema_error(where + ": keyspace '" + std::string(layout_part_name(parts[i])) + "' is " + d.what +
+                         " new in this program, but the keyspace '" + d.source + "' it derives from already holds " +
+                         count_text(d.records, key_count_cap) +
+                         " records, which it would not include; add it together with its keyspace, or rebuild the "
+                         "database with ks::migrate");
     }
     const std::size_t n = count_keys_at<Schema>(i, cursor, key_count_cap, [](std::string_view) { return false; });
     if (n == 0) continue;

@@ -45,46 +45,6 @@ struct store_access {
   static backend_limits limits(const Sink& s) {
     return s.limits();
   }
-
-  // A store_transaction's pending writes (key -> value, std::nullopt for an erase), for
-  // prepare() (keyschema/prepared.hpp). REQUIRES: t is open.
-  template <class Transaction>
-  static auto& pending(Transaction& t) {
-    return t.pending_;
-  }
-
-  // The keys of t's pending writes that hold the value before t plus a delta t added (add<KS>,
-  // no put or erase of the key by t), and that delta; for prepare(). REQUIRES: t is open.
-  template <class Transaction>
-  static const auto& pending_deltas(const Transaction& t) {
-    return t.deltas_;
-  }
-
-  // What t read and range-erased (detail/store/overlay_cursor.hpp's read_log), for prepare().
-  template <class Transaction>
-  static const auto& reads(const Transaction& t) {
-    return t.reads_;
-  }
-
-  // Reads key in the state t started from (without t's writes), for prepare().
-  template <class Transaction>
-  static bool base_get(const Transaction& t, std::string_view key, std::string& value) {
-    return t.base_get_raw(key, value);
-  }
-
-  // Calls f(key, value) for each entry of r in the state t started from, in key order.
-  template <class Transaction, class F>
-  static void base_scan(const Transaction& t, const key_range& r, F&& f) {
-    t.base_scan(r, std::forward<F>(f));
-  }
-
-  // Adds delta to the integer under key (a key of an integer keyspace of t's schema that the
-  // store does not maintain), as t's add<KS> does; for commit_prepared(). Returns false, doing
-  // nothing, when key is no such keyspace's. Errors: those of add<KS>.
-  template <class Transaction>
-  static bool add_raw(Transaction& t, std::string_view key, std::int64_t delta) {
-    return t.add_raw(key, delta);
-  }
 };
 
 // The cursor type store_access::raw_cursor returns for Source.
