@@ -76,6 +76,35 @@ std::vector<event> read_trace(const std::string& file) {
   return out;
 }
 
+// The segment's -wal calls are a synced commit's: frames written, then flushed after the last one.
+void check_flushed_after_frames(const std::vector<event>& s) {
+  INFO("-wal calls of the synced commit:\n" << describe(s));
+  std::size_t last_write = 0, last_flush = s.size();
+  bool any_write = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i].kind == event::wal_write) {
+      any_write = true;
+      last_write = i;
+    }
+    if (s[i].kind == event::wal_flush) last_flush = i;
+  }
+  REQUIRE(any_write);              // 1. frames written
+  REQUIRE(last_flush < s.size());  // 2. flushed
+  CHECK(last_write < last_flush);  //    after the last frame
+}
+
+// The segment's calls are an unsynced commit's: frames written, nothing flushed.
+void check_no_flush(const std::vector<event>& s) {
+  INFO("calls of the unsynced commit:\n" << describe(s));
+  std::size_t writes = 0;
+  for (const event& e : s) {
+    CHECK(e.kind != event::wal_flush);
+    CHECK(e.kind != event::other_flush);
+    if (e.kind == event::wal_write) ++writes;
+  }
+  CHECK(writes >= 1);
+}
+
 }  // namespace
 
 TEST_CASE("sqlite power-loss probe", "[.sqlite_probe]") {
@@ -138,32 +167,9 @@ TEST_CASE("sqlite: a synced commit returns after its log frames are written and 
                                               (dir.path() / "probe.out").string());
   const std::vector<event> all = read_trace(trace);
 
-  SECTION("synced (write_options{})") {
-    const std::vector<event> s = segment(all, "sync");
-    INFO("-wal calls of the synced commit:\n" << describe(s));
-    std::size_t last_write = 0, last_flush = s.size();
-    bool any_write = false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i].kind == event::wal_write) {
-        any_write = true;
-        last_write = i;
-      }
-      if (s[i].kind == event::wal_flush) last_flush = i;
-    }
-    REQUIRE(any_write);              // 1. frames written
-    REQUIRE(last_flush < s.size());  // 2. flushed
-    CHECK(last_write < last_flush);  //    after the last frame
-  }
+  SECTION("synced (write_options{})") { check_flushed_after_frames(segment(all, "sync")); }
   SECTION("unsynced ({.sync = false}), then an empty synced batch") {
-    const std::vector<event> s = segment(all, "nosync");
-    INFO("calls of the unsynced commit:\n" << describe(s));
-    std::size_t writes = 0;
-    for (const event& e : s) {
-      CHECK(e.kind != event::wal_flush);
-      CHECK(e.kind != event::other_flush);
-      if (e.kind == event::wal_write) ++writes;
-    }
-    CHECK(writes >= 1);
+    check_no_flush(segment(all, "nosync"));
     const std::vector<event> f = segment(all, "flush");
     INFO("calls of the empty synced batch:\n" << describe(f));
     std::size_t flushes = 0;
@@ -175,32 +181,12 @@ TEST_CASE("sqlite: a synced commit returns after its log frames are written and 
   // committed synced flushes the log after its frames.
   SECTION("a write transaction begun for an unsynced commit, and a store's add with {.sync = false}, flush nothing") {
     for (const char* name : {"txn-nosync", "store-add-nosync"}) {
-      const std::vector<event> s = segment(all, name);
-      INFO(name << ":\n" << describe(s));
-      std::size_t writes = 0;
-      for (const event& e : s) {
-        CHECK(e.kind != event::wal_flush);
-        CHECK(e.kind != event::other_flush);
-        if (e.kind == event::wal_write) ++writes;
-      }
-      CHECK(writes >= 1);
+      INFO(name);
+      check_no_flush(segment(all, name));
     }
   }
   SECTION("a write transaction begun unsynced and committed synced flushes after its last frame") {
-    const std::vector<event> s = segment(all, "txn-late-sync");
-    INFO(describe(s));
-    std::size_t last_write = 0, last_flush = s.size();
-    bool any_write = false;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i].kind == event::wal_write) {
-        any_write = true;
-        last_write = i;
-      }
-      if (s[i].kind == event::wal_flush) last_flush = i;
-    }
-    REQUIRE(any_write);
-    REQUIRE(last_flush < s.size());
-    CHECK(last_write < last_flush);
+    check_flushed_after_frames(segment(all, "txn-late-sync"));
   }
 }
 
