@@ -33,7 +33,6 @@
 
 #include <cerrno>
 #include <cstddef>
-#include <filesystem>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -147,11 +146,15 @@ struct lsm_adapter {
   using read_options_type = typename E::read_options_type;
   using iterator_type = typename E::iterator_type;
 
-  // Creates directory path and its parents. Errors: backend_error, native_call
+  // Creates directory path and its parents. Path is std::filesystem::path (what the adapters'
+  // constructors take; they include <filesystem>, this core header does not, so that it brings
+  // none of it: the call below is std::filesystem::create_directories, found through the
+  // argument's namespace). Errors: backend_error, native_call
   // "std::filesystem::create_directories", native_code() the errno value, what() naming the path.
-  static void create_directory(const std::filesystem::path& path) {
+  template <class Path>
+  static void create_directory(const Path& path) {
     std::error_code ec;
-    std::filesystem::create_directories(path, ec);
+    create_directories(path, ec);
     if (ec) {
       throw backend_error(std::string(E::names.adapter) + ": cannot create the database directory '" + path.string() +
                               "': " + ec.message(),
