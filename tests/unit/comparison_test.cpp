@@ -3,6 +3,7 @@
 #include <keyschema/comparison.hpp>
 
 #include <catch2/catch.hpp>
+#include <unit/data/recorded_bench_runs.hpp>
 
 #include <atomic>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -174,6 +176,42 @@ TEST_CASE("the decision rule: two runs of equal stores never name opposite winne
 
 using kv = ks::keyspace<"kv", std::string, ks::lit<"KV">, ks::field<"k", std::uint64_t>>;
 using schema = ks::schema<kv>;
+
+TEST_CASE("the decision rule on the recorded samples of two back-to-back default runs: no contradiction") {
+  // Every pair of stores of every cell (workload, sync) of two real runs (data/recorded_bench_runs.hpp):
+  // a pair one run calls significantly faster one way must not be called faster the other way in
+  // the other run; most pairs that one run decides, the other decides alike.
+  using recorded_bench_runs::cell;
+  auto verdicts = [](const std::vector<cell>& run) {
+    std::map<std::string, std::vector<const cell*>> cells;
+    for (const cell& c : run) cells[std::string(c.workload) + (c.sync ? "/on" : "/off")].push_back(&c);
+    std::map<std::string, cmp::verdict> out;
+    for (const auto& [name, stores] : cells)
+      for (std::size_t i = 0; i < stores.size(); ++i)
+        for (std::size_t j = i + 1; j < stores.size(); ++j)
+          out[name + ":" + stores[i]->backend + "/" + stores[j]->backend] =
+              cmp::compare(stores[i]->samples, stores[j]->samples).v;
+    return out;
+  };
+  const auto first = verdicts(recorded_bench_runs::run1);
+  const auto second = verdicts(recorded_bench_runs::run2);
+  REQUIRE(first.size() == second.size());
+  int contradictions = 0, decided_both = 0, same = 0;
+  for (const auto& [pair, v] : first) {
+    const cmp::verdict w = second.at(pair);
+    if (v != cmp::verdict::no_clear_winner && w != cmp::verdict::no_clear_winner) {
+      ++decided_both;
+      if (v != w) {
+        ++contradictions;
+        UNSCOPED_INFO("contradiction: " << pair);
+      }
+    }
+    same += v == w;
+  }
+  INFO(first.size() << " pairs, decided in both runs " << decided_both << ", same verdict " << same);
+  CHECK(contradictions == 0);
+  CHECK(decided_both > static_cast<int>(first.size()) / 2);  // the rule does decide on real runs
+}
 
 TEST_CASE("probe::parallel runs every call on every thread and records each") {
   cmp::probe p(false);
