@@ -9,7 +9,8 @@
 #   scripts/etcd-cluster.sh kill <dir> <member>        SIGKILL one member (0, 1 or 2)
 #   scripts/etcd-cluster.sh restart <dir> <member>     start a killed member again, wait until it
 #                                                      is healthy
-#   scripts/etcd-cluster.sh pause <dir> <member>       SIGSTOP one member (hung: its sockets still
+#   scripts/etcd-cluster.sh pause <dir> <member>       SIGSTOP one member, returning once all its threads
+#                                                      are stopped (hung: its sockets still
 #                                                      accept connections, nothing answers)
 #   scripts/etcd-cluster.sh resume <dir> <member>      SIGCONT it
 #   scripts/etcd-cluster.sh not-leader <dir> <member>  if the member leads, hand the leadership to
@@ -104,6 +105,17 @@ stop_member() {  # stop_member <i> <signal>
   pid=$(cat "$pidfile")
   if kill -0 "$pid" 2>/dev/null; then
     kill "-$2" "$pid" 2>/dev/null || true
+    # SIGSTOP is delivered to each thread when it next runs: return only when every thread of
+    # the member is stopped (state T), so that nothing the caller does next races the pause.
+    if [[ $2 == STOP ]]; then
+      local tries=0 stat
+      while (( tries < 500 )); do
+        stat=$(cat /proc/"$pid"/task/*/stat 2>/dev/null | awk '$3 != "T" && $3 != "t" {n++} END {print n+0}') || break
+        [[ $stat == 0 ]] && break
+        sleep 0.01
+        tries=$((tries + 1))
+      done
+    fi
   fi
 }
 

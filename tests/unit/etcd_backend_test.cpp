@@ -146,6 +146,12 @@ TEST_CASE("etcd: options it cannot work with are a usage_error, before any conne
   no_ops.endpoints = {"http://127.0.0.1:1"};
   no_ops.max_txn_ops = 0;
   CHECK_THROWS_AS(keyschema::etcd_backend(no_ops), keyschema::usage_error);
+  keyschema::etcd_options no_writes;
+  no_writes.endpoints = {"http://127.0.0.1:1"};
+  no_writes.writes_in_flight = 0;
+  CHECK_THROWS_MATCHES(keyschema::etcd_backend(no_writes), keyschema::usage_error,
+                       Catch::Message("keyschema::etcd_backend: etcd_options::writes_in_flight is 0; at least one "
+                                      "write must be in flight (1: one Txn at a time, as a single-writer engine)"));
 }
 
 TEST_CASE("etcd: a batch beyond etcd's limits is refused whole, naming both figures", "[etcd][limits]") {
@@ -385,28 +391,31 @@ TEST_CASE("etcd: a write sent on a reused connection that then times out says it
 TEST_CASE("etcd: a hung member (SIGSTOP) costs the next read and write about one attempt timeout, not the deadline",
           "[etcd][failover]") {
   cluster& c = shared_cluster();
-  c.not_leader(0);  // a hung follower: the cluster keeps its leader (a hung leader adds etcd's own election)
   // Default options, except that the first two clients start at member 0, the one that hangs:
   // the worst case; client 0 reads first, client 1 writes first. The other three start where the
   // default puts them (at random) and read first.
   keyschema::etcd_options worst = options("hung/");
   worst.random_first_endpoint = false;
-  std::vector<std::unique_ptr<keyschema::etcd_backend>> clients;
-  clients.push_back(std::make_unique<keyschema::etcd_backend>(worst));
-  clients.push_back(std::make_unique<keyschema::etcd_backend>(worst));
-  for (int i = 0; i < 3; ++i) clients.push_back(std::make_unique<keyschema::etcd_backend>(options("hung/")));
-  clients.front()->erase_range({}, {});
-  clients.front()->write(puts(1), {});
-  std::string v;
-  for (const auto& db : clients) REQUIRE(db->get("k10000", v, nullptr));  // connected where they start
-
   struct figures {
     std::chrono::milliseconds to_read{}, to_write{}, after{};
     std::vector<std::string> read_failures, write_failures;
   };
-  std::vector<figures> f(clients.size());
   int attempt = 0;
-  {
+  // One round: five fresh clients, member 0 paused, each client's next read and write timed.
+  const auto round = [&] {
+    c.not_leader(0);  // a hung follower: the cluster keeps its leader (a hung leader adds etcd's own election)
+    keyschema::etcd_backend setup(options("hung/"));
+    setup.erase_range({}, {});
+    setup.write(puts(1), {});
+    std::vector<std::unique_ptr<keyschema::etcd_backend>> clients;
+    for (int i = 0; i < 3; ++i) clients.push_back(std::make_unique<keyschema::etcd_backend>(options("hung/")));
+    std::string v;
+    for (const auto& db : clients) REQUIRE(db->get("k10000", v, nullptr));  // connected where they start
+    // The worst-case clients last, right before the pause: each one's only call so far is its
+    // constructor's, answered by member 0.
+    clients.insert(clients.begin(), std::make_unique<keyschema::etcd_backend>(worst));
+    clients.insert(clients.begin(), std::make_unique<keyschema::etcd_backend>(worst));
+    std::vector<figures> f(clients.size());
     const paused_member hung(c, 0);
     for (std::size_t i = 0; i < clients.size(); ++i) {
       keyschema::etcd_backend& db = *clients[i];
@@ -439,37 +448,43 @@ TEST_CASE("etcd: a hung member (SIGSTOP) costs the next read and write about one
       db.write(puts(1), {});
       f[i].after = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
     }
-  }
-  for (std::size_t i = 0; i < clients.size(); ++i) {
-    INFO("client " << i << (i < 2 ? " (starts at the hung member)" : " (default start)"));
-    WARN("client " << i << ": next read after " << f[i].to_read.count() << " ms, next write after "
-                   << f[i].to_write.count() << " ms (" << f[i].write_failures.size()
-                   << " failed), a read and a write after that " << f[i].after.count() << " ms"
-                   << (f[i].write_failures.empty() ? std::string() : "; " + f[i].write_failures.front()));
-    // Measured here: about 1.0 s for each when the client starts at the hung member (one attempt
-    // timeout; a write sent there fails once, saying its outcome is unknown), a few ms otherwise.
-    CHECK(f[i].to_read < std::chrono::seconds(2));
-    CHECK(f[i].to_write < std::chrono::seconds(2));
-    CHECK(f[i].after < std::chrono::seconds(1));
-    CHECK(f[i].read_failures.empty());  // a read fails over within the call
-    CHECK(f[i].write_failures.size() <= 1);
-    for (const std::string& e : f[i].write_failures) {
-      // Sent to the hung member: it may be applied when the member resumes, so never sent twice.
-      CHECK_THAT(e, Catch::Contains("the outcome of the write is unknown") && Catch::Contains(worst.endpoints[0]) &&
-                        Catch::Contains("hung"));
+    return f;
+  };
+  // The worst cases must meet the hung member: client 0 with its read, client 1 with its write. On
+  // a loaded machine a worst-case client's constructor can take longer than an attempt and fail
+  // over to the next member, so that it no longer starts at member 0 (seen in CI runs: client 0
+  // read in 1 ms); such a round shows no worst case, so up to three rounds run. The bounds are
+  // checked in every round, for every client.
+  bool worst_met = false;
+  for (int r = 0; r < 3 && !worst_met; ++r) {
+    const std::vector<figures> f = round();
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      INFO("round " << r << ", client " << i << (i < 2 ? " (starts at the hung member)" : " (default start)") << ": next read after "
+                    << f[i].to_read.count() << " ms, next write after " << f[i].to_write.count() << " ms ("
+                    << f[i].write_failures.size() << " failed), a read and a write after that " << f[i].after.count()
+                    << " ms" << (f[i].write_failures.empty() ? std::string() : "; " + f[i].write_failures.front()));
+      // Measured here: about 1.0 s for each when the client starts at the hung member (one attempt
+      // timeout; a write sent there fails once, saying its outcome is unknown), a few ms otherwise.
+      CHECK(f[i].to_read < std::chrono::seconds(2));
+      CHECK(f[i].to_write < std::chrono::seconds(2));
+      CHECK(f[i].after < std::chrono::seconds(1));
+      CHECK(f[i].read_failures.empty());  // a read fails over within the call
+      CHECK(f[i].write_failures.size() <= 1);
+      for (const std::string& e : f[i].write_failures) {
+        // Sent to the hung member: it may be applied when the member resumes, so never sent twice.
+        CHECK_THAT(e, Catch::Contains("the outcome of the write is unknown") && Catch::Contains(worst.endpoints[0]) &&
+                          Catch::Contains("hung"));
+      }
     }
+    worst_met = f[0].to_read >= std::chrono::milliseconds(500) && f[1].write_failures.size() == 1;
   }
-  // The worst cases should meet the hung member: client 0 with its read, client 1 with its write.
-  // On a loaded machine a client's calls before the pause can take longer than an attempt and fail
-  // over to the next member, so that it no longer starts at member 0 (seen in a CI run: client 0
-  // read in 1 ms). That is reported, not failed: the bounds above hold for every client either way.
-  if (f[0].to_read < std::chrono::milliseconds(500) || f[1].write_failures.size() != 1)
-    WARN("a worst-case client had moved off the hung member before the pause; its figures are not the worst case");
+  CHECK(worst_met);
 
   // Member 0 resumes and serves the same data alone.
   keyschema::etcd_options alone = options("hung/");
   alone.endpoints = {c.endpoints()[0]};
   const keyschema::etcd_backend member0(alone);
+  std::string v;
   CHECK(member0.get("k10000", v, nullptr));
 }
 
@@ -589,10 +604,8 @@ TEST_CASE("etcd: serializable reads are answered by a member cut off from the ot
     std::string v;
     CHECK(serializable.get("k10000", v, nullptr));
     CHECK(count_keys(serializable) == 3);
-    // A linearizable read needs the majority: refused. Asked up to three times, so that one read
-    // that raced the two SIGSTOPs (seen once on the loaded CI machine, with the test cases in
-    // random order) does not decide; a linearizable read served without the majority would be
-    // answered every time.
+    // A linearizable read needs the majority: refused. Asked up to three times; a linearizable
+    // read served without the majority would be answered every time.
     int refused = 0;
     for (int attempt = 0; attempt < 3 && refused == 0; ++attempt) {
       try {
@@ -601,10 +614,10 @@ TEST_CASE("etcd: serializable reads are answered by a member cut off from the ot
         ++refused;
       }
     }
-    // Reported, not failed: in one CI run of the suite (test cases in random order, the machine
-    // loaded) a linearizable read through member 2 was answered with members 0 and 1 stopped; not
-    // reproduced alone (3 of 3 runs refused it).
-    if (refused == 0) WARN("a linearizable read was answered with two of three members stopped");
+    // A read that raced the SIGSTOPs was once answered in CI: the pause returned when the signal
+    // was sent, before every thread of the member had stopped. scripts/etcd-cluster.sh pause now
+    // returns only when every thread of the member is stopped (state T in /proc).
+    CHECK(refused > 0);
   }
   keyschema::etcd_options after = options("serializable/");
   after.deadline = std::chrono::seconds(30);  // until the cluster has a leader again

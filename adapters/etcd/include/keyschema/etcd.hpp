@@ -100,7 +100,8 @@ class etcd_backend {
   // fails here rather than at the first write.
   // Errors:
   //   usage_error: options.endpoints is empty, or max_txn_ops is 0, or
-  //     max_request_bytes leaves no room for one operation, or attempt_timeout is under 2 ms, or
+  //     max_request_bytes leaves no room for one operation, or writes_in_flight is 0, or
+  //     attempt_timeout is under 2 ms, or
   //     only one of cert_file and key_file is set, or a password without a user.
   //   backend_error, native_call "etcd /v3/kv/range": no endpoint answered within
   //     options.deadline (what() lists each endpoint's failure: a certificate that does not
@@ -121,6 +122,10 @@ class etcd_backend {
                         std::to_string(options.max_request_bytes) +
                         ") leaves no room for one operation; use the cluster's --max-txn-ops and "
                         "--max-request-bytes");
+    }
+    if (options.writes_in_flight == 0) {
+      throw usage_error("keyschema::etcd_backend: etcd_options::writes_in_flight is 0; at least one write must be "
+                        "in flight (1: one Txn at a time, as a single-writer engine)");
     }
     if (options.cert_file.empty() != options.key_file.empty()) {
       throw usage_error(std::string("keyschema::etcd_backend: etcd_options::") +
@@ -279,8 +284,8 @@ class etcd_backend {
   // A batch within these always fits the request limit.
   backend_limits limits() const noexcept { return etcd_detail::limits_of(c_->options()); }
   // backend_with_concurrent_writes: how many commit groups a keyschema::store keeps in flight at
-  // once (etcd_options::writes_in_flight, at least 1).
-  std::size_t concurrent_writes() const noexcept { return std::max<std::size_t>(1, c_->options().writes_in_flight); }
+  // once (etcd_options::writes_in_flight; the constructor refuses 0).
+  std::size_t concurrent_writes() const noexcept { return c_->options().writes_in_flight; }
 
   // The options the backend was made with (endpoints, limits, prefix).
   const etcd_options& options() const noexcept { return c_->options(); }

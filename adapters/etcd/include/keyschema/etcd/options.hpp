@@ -104,7 +104,8 @@ struct etcd_options {
   // threads commit at the same time are grouped into one Txn each (group commit), and up to this
   // many such Txns of plain writes (puts and erases with no add, count or index to resolve) are
   // sent at once, each on its own connection; a Txn that resolves what it writes from what it
-  // reads, and a transaction, wait until they alone are in flight. 1: one Txn at a time.
+  // reads, and a transaction, wait until they alone are in flight. 1: one Txn at a time; 0 is
+  // refused (usage_error from the constructor).
   std::size_t writes_in_flight = 4;
 
   // Prepended to every key the backend stores and stripped from every key it returns, so that
