@@ -1,12 +1,13 @@
 // keyschema/rocksdb.hpp: keyschema::rocksdb_backend, the RocksDB storage adapter.
 //
 // rocksdb_backend meets the byte-level contract of <keyschema/backend.hpp> on one RocksDB
-// database directory (its default column family, and one column family per placement), with the same observable behaviour as
-// memory_backend: keys in unsigned byte (memcmp) order (RocksDB's default BytewiseComparator),
-// atomic batches in which later operations on the same key win (rocksdb::WriteBatch), snapshots
-// (rocksdb::Snapshot) and cursors (rocksdb::Iterator) that read one consistent state while
-// writers go on. It also models backend_with_erase_range: keyschema::store erases a whole range
-// with one rocksdb::WriteBatch::DeleteRange tombstone instead of one tombstone per key.
+// database directory (its default column family, and one per placement), with the same
+// observable behaviour as memory_backend: keys in unsigned byte (memcmp) order (RocksDB's
+// default BytewiseComparator), atomic batches in which later operations on the same key win
+// (rocksdb::WriteBatch), snapshots (rocksdb::Snapshot) and cursors (rocksdb::Iterator) that read
+// one consistent state while writers go on. It also models backend_with_erase_range:
+// keyschema::store erases a whole range with one rocksdb::WriteBatch::DeleteRange tombstone
+// instead of one tombstone per key.
 //
 // Durability: write_options::sync (the default) maps to rocksdb::WriteOptions::sync; a synced
 // write fsyncs every write-ahead log still needed for recovery, so it also makes every earlier
@@ -361,7 +362,9 @@ class rocksdb_backend {
   //     space, fix the options, then open again.
   void place(std::span<const placement_route> routes) {
     // "default" is the default family: a placement of that name is the default placement.
-    const auto family_of = [](std::string_view p) { return p == ::rocksdb::kDefaultColumnFamilyName ? std::string_view() : p; };
+    const auto family_of = [](std::string_view p) {
+      return p == ::rocksdb::kDefaultColumnFamilyName ? std::string_view() : p;
+    };
     std::vector<placement_route> own;
     own.reserve(routes.size());
     for (const placement_route& r : routes) {
@@ -371,7 +374,9 @@ class rocksdb_backend {
     for (const auto& [name, opts] : s_->placement_options) {
       static_cast<void>(opts);
       bool named = false;
-      for (const placement_route& r : routes) named = named || r.placement == name || (r.previous && *r.previous == name);
+      for (const placement_route& r : routes) {
+        named = named || r.placement == name || (r.previous && *r.previous == name);
+      }
       if (!named) {
         throw usage_error("keyschema::rocksdb_backend::place: rocksdb_options::placement_options has options for "
                           "placement '" + name + "', which the store's schema does not place (no keyschema::placed<\"" +
@@ -607,7 +612,8 @@ class rocksdb_backend {
   void add_range_erase(::rocksdb::WriteBatch& wb, const key_range& range, ::rocksdb::ColumnFamilyHandle* cf) const {
     std::string upper(range.upper);
     if (upper.empty()) {
-      const std::optional<std::string> last = rocksdb_detail::lsm::last_key(*s_->db, read_options(nullptr), s_->path, cf);
+      const std::optional<std::string> last =
+          rocksdb_detail::lsm::last_key(*s_->db, read_options(nullptr), s_->path, cf);
       if (!last || *last < range.lower) return;
       upper = *last;
       const ::rocksdb::Status st = wb.Delete(cf, ::rocksdb::Slice(upper));

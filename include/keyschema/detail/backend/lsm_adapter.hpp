@@ -225,8 +225,11 @@ struct lsm_adapter {
       const slice_type k(o.key.data(), o.key.size());
       const slice_type v(o.value.data(), o.value.size());
       status_type st;
-      if constexpr (std::is_null_pointer_v<Add>) st = o.kind == write_batch::op_kind::put ? E::put(wb, k, v) : E::erase(wb, k);
-      else st = add(wb, o, k, v);
+      if constexpr (std::is_null_pointer_v<Add>) {
+        st = o.kind == write_batch::op_kind::put ? E::put(wb, k, v) : E::erase(wb, k);
+      } else {
+        st = add(wb, o, k, v);
+      }
       if (!st.ok()) {
         E::throw_error(st, std::string(E::names.adapter) + ": building a batch for '" + path +
                                "' failed, nothing was applied",
