@@ -6,13 +6,19 @@
 // indexes, prepared transactions, a full-range cursor merging the placements in key order both
 // ways, and ks::migrate moving keyspaces into placements (implicit steps) and out of them
 // (explicit ones); a store whose schema places a keyspace elsewhere than the database does is
-// refused.
+// refused. Where the factory can read a placement's keys from the engine (placement_keys), each
+// placement is checked to hold its keyspaces' keys and no others.
 #include <conformance/conformance.hpp>
 
 #include <keyschema/migrate.hpp>
 #include <keyschema/prepared.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace keyschema::conformance::placement {
 
@@ -123,6 +129,43 @@ std::vector<std::string> all_keys(const Backend& b, bool reverse) {
   return out;
 }
 
+// On a backend whose factory reads a placement's keys from the engine itself (placement_keys:
+// RocksDB's column families), each placement holds the keys of its keyspaces and no others: `n`
+// keys of placed_schema's body ("content"), `q` of its queue entries, index and counts ("queues"),
+// `d` in the default placement. Other backends: nothing to check here.
+template <class Backend>
+void check_engine_placements(Backend& b, std::size_t n, std::size_t q, std::size_t d) {
+  if constexpr (requires { backend_factory::placement_keys(b, std::string_view()); }) {
+    const std::string body_prefix = ks::detail::placement_prefix<body>();
+    const std::vector<std::string> queue_prefixes = {ks::detail::placement_prefix<queue_entry>(),
+                                                     ks::detail::placement_prefix<priority_index>(),
+                                                     ks::detail::placement_prefix<queue_count>()};
+    const auto queued = [&](const std::string& k) {
+      return std::any_of(queue_prefixes.begin(), queue_prefixes.end(),
+                         [&](const std::string& p) { return k.starts_with(p); });
+    };
+    const auto content = backend_factory::placement_keys(b, "content");
+    const auto queues = backend_factory::placement_keys(b, "queues");
+    const auto rest = backend_factory::placement_keys(b, "");
+    REQUIRE((content && queues && rest));
+    CHECK(content->size() == n);
+    CHECK(queues->size() == q);
+    CHECK(rest->size() == d);
+    for (const std::string& k : *content) CHECK(k.starts_with(body_prefix));
+    for (const std::string& k : *queues) CHECK(queued(k));
+    for (const std::string& k : *rest) CHECK_FALSE((k.starts_with(body_prefix) || queued(k)));
+  }
+}
+
+// After moving every keyspace back to the default placement: "content" and "queues" hold nothing.
+template <class Backend>
+void check_engine_placements_empty(Backend& b) {
+  if constexpr (requires { backend_factory::placement_keys(b, std::string_view()); }) {
+    CHECK(backend_factory::placement_keys(b, "content") == std::optional(std::vector<std::string>{}));
+    CHECK(backend_factory::placement_keys(b, "queues") == std::optional(std::vector<std::string>{}));
+  }
+}
+
 // The keys each keyspace holds, through the store's scans.
 template <class Body, class Queue, class Store>
 std::vector<std::string> contents(const Store& db) {
@@ -170,6 +213,7 @@ TEST_CASE("placement: point reads, writes, scans both ways and erases across thr
   CHECK(up == down);
   // 24 messages, 48 body chunks, 24 queue entries, 24 index entries, 2 counts, the schema record.
   CHECK(up.size() == 24 + 48 + 24 + 24 + 2 + 1);
+  check_engine_placements(db->unsafe_backend(), 48, 24 + 24 + 2, 24 + 1);
 
   db->erase<body>({1005, 0});
   db->erase<queue_entry>({"a", 1});
@@ -181,6 +225,7 @@ TEST_CASE("placement: point reads, writes, scans both ways and erases across thr
   CHECK(count(db->scan<queue_entry>()) == 11);
   CHECK(count(db->scan<message>()) == 24);
   CHECK(all_keys(db->backend(), false).size() == 24 + 45 + 11 + 24 + 2 + 1);
+  check_engine_placements(db->unsafe_backend(), 45, 11 + 24 + 2, 24 + 1);
 }
 
 TEST_CASE("placement: batches and transactions spanning placements apply all or nothing; snapshots see one state",
@@ -300,6 +345,7 @@ TEST_CASE("placement: a database placed otherwise is refused; ks::migrate moves 
     CHECK(db->get<queue_count>({"b"}) == std::optional<std::int64_t>(5));
     CHECK(count(db->scan<priority_index>()) == 10);
     CHECK(all_keys(db->backend(), false).size() == 10 + 20 + 10 + 10 + 2 + 1);
+    check_engine_placements(db->unsafe_backend(), 20, 10 + 10 + 2, 10 + 1);  // moved out of the default one
     db->put<body>({999, 0}, ks::bytes("new"));
     d.close(db);
   }
@@ -320,6 +366,7 @@ TEST_CASE("placement: a database placed otherwise is refused; ks::migrate moves 
   CHECK(got == want);
   CHECK(db->get<body_flat>({999, 0}) == std::optional(ks::bytes("new")));
   CHECK(all_keys(db->backend(), false).size() == 10 + 21 + 10 + 10 + 2 + 1);
+  check_engine_placements_empty(db->unsafe_backend());  // moved back: the placements stay, empty
 }
 
 }  // namespace keyschema::conformance

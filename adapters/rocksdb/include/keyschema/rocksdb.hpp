@@ -1,12 +1,13 @@
 // keyschema/rocksdb.hpp: keyschema::rocksdb_backend, the RocksDB storage adapter.
 //
 // rocksdb_backend meets the byte-level contract of <keyschema/backend.hpp> on one RocksDB
-// database directory (its default column family), with the same observable behaviour as
-// memory_backend: keys in unsigned byte (memcmp) order (RocksDB's default BytewiseComparator),
-// atomic batches in which later operations on the same key win (rocksdb::WriteBatch), snapshots
-// (rocksdb::Snapshot) and cursors (rocksdb::Iterator) that read one consistent state while
-// writers go on. It also models backend_with_erase_range: keyschema::store erases a whole range
-// with one rocksdb::WriteBatch::DeleteRange tombstone instead of one tombstone per key.
+// database directory (its default column family, and one per placement), with the same
+// observable behaviour as memory_backend: keys in unsigned byte (memcmp) order (RocksDB's
+// default BytewiseComparator), atomic batches in which later operations on the same key win
+// (rocksdb::WriteBatch), snapshots (rocksdb::Snapshot) and cursors (rocksdb::Iterator) that read
+// one consistent state while writers go on. It also models backend_with_erase_range:
+// keyschema::store erases a whole range with one rocksdb::WriteBatch::DeleteRange tombstone
+// instead of one tombstone per key.
 //
 // Durability: write_options::sync (the default) maps to rocksdb::WriteOptions::sync; a synced
 // write fsyncs every write-ahead log still needed for recovery, so it also makes every earlier
@@ -29,8 +30,14 @@
 // One database directory is open by at most one rocksdb_backend at a time, in any process
 // (RocksDB's LOCK file); a second open raises keyschema::locked_error.
 //
-// Placement (keyschema::placed) is ignored: this backend does not model backend_with_placements
-// (<keyschema/backend.hpp>), and every keyspace stays in its one key space.
+// Placement (keyschema::placed; backend_with_placements, <keyschema/backend.hpp>): each placement
+// is a column family of its name, the default placement (and the placement named "default") the
+// "default" family, tuned by rocksdb_options::placement_options (BlobDB blob files, a prefix
+// bloom filter, universal compaction). Opening the database opens every family it holds
+// (rocksdb::DB::ListColumnFamilies; RocksDB refuses an open that leaves one out); place() creates
+// the missing ones. write() stays one rocksdb::WriteBatch over the families (atomic, also across a
+// crash), a snapshot is one rocksdb::Snapshot of all of them, and a cursor whose range reaches
+// several families merges one rocksdb::Iterator per family, on one snapshot, in key order.
 //
 // Thread-safety: get, snapshot, cursor, limits, approximate_size and property may be called
 // concurrently from any number of threads, also while other threads are inside write(),
@@ -41,6 +48,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/backend/lsm_adapter.hpp>
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
@@ -58,6 +66,7 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/iterator.h>
 #include <rocksdb/options.h>
+#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
@@ -66,12 +75,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -100,7 +113,7 @@ using lsm = detail::lsm_adapter<engine_traits>;
 class rocksdb_backend {
  public:
   using snapshot_type = rocksdb_snapshot;
-  using cursor_type = rocksdb_cursor;
+  using cursor_type = detail::placement_cursor<rocksdb_cursor>;  // merged over placements
 
   // Opens (and with options.create_if_missing creates) the RocksDB database in directory `path`.
   // Errors:
@@ -135,6 +148,9 @@ class rocksdb_backend {
   //       MANIFEST, write-ahead log and OPTIONS file, and a table file of the replayed log).
   //       Nothing acknowledged was lost. Remedy: check permissions, free disk space and file
   //       descriptors (max_open_files), then open again.
+  //   The database's column families (placements) are all opened, each with the options of
+  //     rocksdb_options::placement_options under its name (else those of the default family);
+  //     a family RocksDB cannot open with them fails the open as above (rocksdb::DB::Open).
   //   std::bad_alloc.
   explicit rocksdb_backend(const std::filesystem::path& path, const rocksdb_options& options = {})
       : s_(std::make_unique<state>()) {
@@ -167,15 +183,29 @@ class rocksdb_backend {
       t.filter_policy.reset(::rocksdb::NewBloomFilterPolicy(options.bloom_bits_per_key));
     }
     o.table_factory.reset(::rocksdb::NewBlockBasedTableFactory(t));
+    s_->base = o;
+    s_->table = t;
+    s_->placement_options = options.placement_options;
 
     rocksdb_detail::refuse_database_without_current(s_->path);
+    // Every column family the database holds: RocksDB refuses an open that leaves one out. A
+    // listing that fails (no database yet; a damaged MANIFEST, which DB::Open then reports)
+    // opens the default family alone.
+    std::vector<std::string> families;
+    if (!::rocksdb::DB::ListColumnFamilies(::rocksdb::DBOptions(o), s_->path, &families).ok() || families.empty()) {
+      families.assign(1, ::rocksdb::kDefaultColumnFamilyName);
+    }
+    std::vector<::rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const std::string& name : families) descriptors.emplace_back(name, s_->family_options(name));
     ::rocksdb::DB* db = nullptr;
-    const ::rocksdb::Status st = ::rocksdb::DB::Open(o, s_->path, &db);
+    std::vector<::rocksdb::ColumnFamilyHandle*> handles;
+    const ::rocksdb::Status st = ::rocksdb::DB::Open(::rocksdb::DBOptions(o), s_->path, descriptors, &handles, &db);
     if (!st.ok()) {
       delete db;  // nullptr on failure; deleting keeps this correct should RocksDB ever change
       rocksdb_detail::lsm::open_failed(st, s_->path);
     }
     s_->db.reset(db);
+    s_->adopt(families, handles);
   }
 
   // Moving transfers the open database; snapshots and cursors taken before the move stay valid
@@ -202,8 +232,19 @@ class rocksdb_backend {
   //     (detected by its checksum with verify_checksums, the default); 5 (IO error) a failed
   //     read. Remedy: as for cursor errors, see rocksdb_cursor::next().
   // REQUIRES: snap, when not null, comes from this backend.
+  // With placements: reads the column family of the key's placement (and, while ks::migrate
+  // moves its keyspace, the one it moves from, on one snapshot).
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
-    return rocksdb_detail::lsm::get(*s_->db, read_options(snap), key, value, s_->path);
+    if (s_->single()) [[likely]] return rocksdb_detail::lsm::get(*s_->db, read_options(snap), key, value, s_->path);
+    const detail::placement_router::target t = s_->router.route(key);
+    if (t.also == detail::placement_router::none) {
+      return rocksdb_detail::lsm::get(*s_->db, read_options(snap), key, value, s_->path, s_->families[t.to]);
+    }
+    // Both reads on one state: a batch moving the key between them cannot fall in between.
+    const std::optional<snapshot_type> own = snap != nullptr ? std::nullopt : std::optional(snapshot());
+    const ::rocksdb::ReadOptions ro = read_options(snap != nullptr ? snap : &*own);
+    return rocksdb_detail::lsm::get(*s_->db, ro, key, value, s_->path, s_->families[t.to]) ||
+           rocksdb_detail::lsm::get(*s_->db, ro, key, value, s_->path, s_->families[t.also]);
   }
 
   // Applies batch atomically (one rocksdb::WriteBatch): a reader sees all of it or none of it,
@@ -238,7 +279,23 @@ class rocksdb_backend {
     // The thread's engine batch, kept between writes (detail/backend/thread_batch.hpp says why).
     detail::thread_batch_lease<::rocksdb::WriteBatch, rocksdb_detail::engine_traits> lease;
     ::rocksdb::WriteBatch& wb = lease.get();
-    rocksdb_detail::lsm::fill(wb, batch, s_->max_entry, s_->path);
+    if (s_->single()) [[likely]] {
+      rocksdb_detail::lsm::fill(wb, batch, s_->max_entry, s_->path);
+    } else {
+      // Each operation in the column family of its key's placement; an erase also in the one its
+      // keyspace moves from (ks::migrate).
+      rocksdb_detail::lsm::fill(wb, batch, s_->max_entry, s_->path,
+                                [&](::rocksdb::WriteBatch& b, const write_batch::op& o, const ::rocksdb::Slice& k,
+                                    const ::rocksdb::Slice& v) {
+                                  const detail::placement_router::target t = s_->router.route(o.key);
+                                  if (o.kind == write_batch::op_kind::put) return b.Put(s_->families[t.to], k, v);
+                                  ::rocksdb::Status st = b.Delete(s_->families[t.to], k);
+                                  if (st.ok() && t.also != detail::placement_router::none) {
+                                    st = b.Delete(s_->families[t.also], k);
+                                  }
+                                  return st;
+                                });
+    }
     commit(wb, opts, batch.size());
   }
 
@@ -247,33 +304,14 @@ class rocksdb_backend {
   // (rocksdb::WriteBatch::DeleteRange), plus a point tombstone for the last key when the range
   // has no upper bound. Durability as write(). Reads and cursors skip the erased keys at once;
   // the space returns when compactions drop the tombstone (compact_range forces it).
+  // With placements: the tombstones go to every column family the range reaches (those of the
+  // placements its keys can be routed to), in the one batch.
   // Errors: backend_error, native_call "rocksdb::Iterator" (reading the last key, only when
   // range.upper is empty; see rocksdb_cursor::next()) or "rocksdb::DB::Write" (see write());
   // nothing was erased. std::bad_alloc.
   void erase_range(const key_range& range, const write_options& opts) {
-    std::string upper(range.upper);
     ::rocksdb::WriteBatch wb;
-    if (upper.empty()) {
-      const std::optional<std::string> last = last_key();
-      if (!last || *last < range.lower) {
-        if (opts.sync) sync_wal();
-        return;
-      }
-      upper = *last;
-      const ::rocksdb::Status st = wb.Delete(::rocksdb::Slice(upper));
-      if (!st.ok()) {
-        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: erasing a range of '" + s_->path + "'",
-                                            "rocksdb::WriteBatch::Delete");
-      }
-    }
-    if (range.lower < std::string_view(upper)) {
-      const ::rocksdb::Status st =
-          wb.DeleteRange(::rocksdb::Slice(range.lower.data(), range.lower.size()), ::rocksdb::Slice(upper));
-      if (!st.ok()) {
-        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: erasing a range of '" + s_->path + "'",
-                                            "rocksdb::WriteBatch::DeleteRange");
-      }
-    }
+    for (const std::size_t i : s_->reached(range)) add_range_erase(wb, range, s_->families[i]);
     if (wb.Count() == 0) {
       if (opts.sync) sync_wal();
       return;
@@ -294,9 +332,90 @@ class rocksdb_backend {
   // Errors: as rocksdb_cursor::next() (the first entry is read here); std::bad_alloc.
   // REQUIRES: the cursor is destroyed before the backend; snap, when not null, comes from this
   // backend.
+  // With placements: one rocksdb::Iterator per column family the range reaches, merged in key
+  // order; several read one snapshot (snap, or one taken now).
   cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
-    return cursor_type(*s_->db, read_options(snap), snap ? std::optional<snapshot_type>(*snap) : std::nullopt, range,
-                       &s_->path);
+    if (s_->single()) [[likely]] return cursor_type(family_cursor(range, snap, 0));
+    const std::vector<std::size_t> on = s_->router.reached(range);
+    if (on.size() == 1) return cursor_type(family_cursor(range, snap, on[0]));
+    const std::optional<snapshot_type> own = snap != nullptr ? std::nullopt : std::optional(snapshot());
+    if (snap == nullptr) snap = &*own;
+    std::vector<rocksdb_cursor> rest;
+    rest.reserve(on.size() - 1);
+    for (std::size_t j = 1; j < on.size(); ++j) rest.push_back(family_cursor(range, snap, on[j]));
+    return cursor_type(family_cursor(range, snap, on[0]), std::move(rest), range.reverse, std::string_view());
+  }
+
+  // Routes the keys of placed keyspaces (backend_with_placements, <keyschema/backend.hpp>): each
+  // placement is a column family of its name ("default" and the default placement "" are the
+  // default family), created here (rocksdb::DB::CreateColumnFamily, with its
+  // rocksdb_options::placement_options) when the database lacks it.
+  // REQUIRES: nothing else uses the backend meanwhile (keyschema::store calls it from its
+  // constructor).
+  // Errors (nothing was created or changed in each case):
+  //   usage_error - rocksdb_options::placement_options names a placement no route names (the
+  //     store's schema does not place it): what() names it. Remedy: fix the name, or remove the
+  //     entry.
+  //   backend_error, native_call "rocksdb::DB::CreateColumnFamily" - RocksDB could not create
+  //     a family (5, IO error: disk full or a failed write of the MANIFEST; 4, invalid argument:
+  //     options RocksDB refuses). The families this call created are dropped again. Remedy: free
+  //     space, fix the options, then open again.
+  void place(std::span<const placement_route> routes) {
+    // "default" is the default family: a placement of that name is the default placement.
+    const auto family_of = [](std::string_view p) {
+      return p == ::rocksdb::kDefaultColumnFamilyName ? std::string_view() : p;
+    };
+    std::vector<placement_route> own;
+    own.reserve(routes.size());
+    for (const placement_route& r : routes) {
+      own.push_back({r.prefix, family_of(r.placement),
+                     r.previous ? std::optional(family_of(*r.previous)) : std::nullopt});
+    }
+    for (const auto& [name, opts] : s_->placement_options) {
+      static_cast<void>(opts);
+      bool named = false;
+      for (const placement_route& r : routes) {
+        named = named || r.placement == name || (r.previous && *r.previous == name);
+      }
+      if (!named) {
+        throw usage_error("keyschema::rocksdb_backend::place: rocksdb_options::placement_options has options for "
+                          "placement '" + name + "', which the store's schema does not place (no keyschema::placed<\"" +
+                          name + "\", ...> keyspace); fix the name or remove the entry. Nothing was created in '" +
+                          s_->path + "'");
+      }
+    }
+    std::vector<std::string> missing;
+    for (const placement_route& r : own) {
+      for (const std::string_view name : {r.placement, r.previous.value_or(std::string_view())}) {
+        if (name.empty() || s_->router.find(name) != detail::placement_router::none) continue;
+        if (std::find(missing.begin(), missing.end(), name) == missing.end()) missing.emplace_back(name);
+      }
+    }
+    std::vector<::rocksdb::ColumnFamilyHandle*> created;
+    for (const std::string& name : missing) {
+      ::rocksdb::ColumnFamilyHandle* h = nullptr;
+      const ::rocksdb::Status st = s_->db->CreateColumnFamily(s_->family_options(name), name, &h);
+      if (!st.ok()) {
+        for (::rocksdb::ColumnFamilyHandle* c : created) {
+          static_cast<void>(s_->db->DropColumnFamily(c));
+          static_cast<void>(s_->db->DestroyColumnFamilyHandle(c));
+        }
+        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend::place: cannot create the column family of "
+                                                "placement '" + name + "' in '" + s_->path + "'",
+                                            "rocksdb::DB::CreateColumnFamily", s_->path);
+      }
+      created.push_back(h);
+    }
+    s_->adopt(missing, created);
+    s_->router.set_routes(own);
+  }
+
+  // The column family of placement `name` ("" or "default": the default family), or nullptr when
+  // the database has none of that name. Owned by this backend, valid until it is destroyed or
+  // moved from; for RocksDB calls of your own through native().
+  ::rocksdb::ColumnFamilyHandle* native_family(std::string_view name) const noexcept {
+    const std::size_t i = s_->router.find(name == ::rocksdb::kDefaultColumnFamilyName ? std::string_view() : name);
+    return i == detail::placement_router::none ? nullptr : s_->families[i];
   }
 
   // What write() accepts. RocksDB's limit is on key plus value of one operation:
@@ -310,6 +429,7 @@ class rocksdb_backend {
   // overwritten entries and range tombstones no live snapshot can see are dropped, and the disk
   // space is returned. Blocks until done; may take long on large ranges. Readers and writers may
   // go on meanwhile.
+  // With placements: each column family the range reaches, one after the other.
   // Errors: backend_error, native_call "rocksdb::DB::CompactRange" (5, IO error: disk full or a
   // failed read or write; 2, corruption: a damaged table file). Remedy: free space, check the
   // disk.
@@ -318,35 +438,42 @@ class rocksdb_backend {
     const ::rocksdb::Slice upper(range.upper.data(), range.upper.size());
     ::rocksdb::CompactRangeOptions co;
     co.bottommost_level_compaction = ::rocksdb::BottommostLevelCompaction::kForceOptimized;
-    const ::rocksdb::Status st =
-        s_->db->CompactRange(co, range.lower.empty() ? nullptr : &lower, range.upper.empty() ? nullptr : &upper);
-    if (!st.ok()) {
-      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: compacting '" + s_->path + "'",
-                                          "rocksdb::DB::CompactRange", s_->path);
+    for (const std::size_t i : s_->reached(range)) {
+      const ::rocksdb::Status st = s_->db->CompactRange(co, s_->families[i], range.lower.empty() ? nullptr : &lower,
+                                                        range.upper.empty() ? nullptr : &upper);
+      if (!st.ok()) {
+        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: compacting '" + s_->path + "'",
+                                            "rocksdb::DB::CompactRange", s_->path);
+      }
     }
   }
 
   // Approximate bytes of table files used by the keys in range (rocksdb::DB::GetApproximateSizes;
   // range.reverse is ignored). Data still in the memtables (recent writes, up to
-  // write_buffer_bytes) is not counted, and the size is compressed size.
+  // write_buffer_bytes) is not counted, and the size is compressed size. With placements: the
+  // sum over the column families the range reaches (blob files not counted).
   // Errors: backend_error, native_call "rocksdb::Iterator", only when range.upper is empty (the
   // last key is read to close the range): as rocksdb_cursor::next(); "rocksdb::DB::
   // GetApproximateSizes" when RocksDB cannot estimate.
   std::uint64_t approximate_size(const key_range& range) const {
-    const std::optional<std::string> limit =
-        rocksdb_detail::lsm::size_limit(*s_->db, range, read_options(nullptr), s_->path);
-    if (!limit) return 0;
-    const ::rocksdb::Range r(::rocksdb::Slice(range.lower.data(), range.lower.size()), *limit);
-    std::uint64_t size = 0;
-    ::rocksdb::SizeApproximationOptions so;
-    so.include_files = true;
-    so.include_memtables = false;
-    const ::rocksdb::Status st = s_->db->GetApproximateSizes(so, s_->db->DefaultColumnFamily(), &r, 1, &size);
-    if (!st.ok()) {
-      rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: estimating sizes in '" + s_->path + "'",
-                                          "rocksdb::DB::GetApproximateSizes");
+    std::uint64_t total = 0;
+    for (const std::size_t i : s_->reached(range)) {
+      const std::optional<std::string> limit =
+          rocksdb_detail::lsm::size_limit(*s_->db, range, read_options(nullptr), s_->path, s_->families[i]);
+      if (!limit) continue;
+      const ::rocksdb::Range r(::rocksdb::Slice(range.lower.data(), range.lower.size()), *limit);
+      std::uint64_t size = 0;
+      ::rocksdb::SizeApproximationOptions so;
+      so.include_files = true;
+      so.include_memtables = false;
+      const ::rocksdb::Status st = s_->db->GetApproximateSizes(so, s_->families[i], &r, 1, &size);
+      if (!st.ok()) {
+        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: estimating sizes in '" + s_->path + "'",
+                                            "rocksdb::DB::GetApproximateSizes");
+      }
+      total += size;
     }
-    return size;
+    return total;
   }
 
   // The value of a RocksDB property (rocksdb::DB::GetProperty), e.g. "rocksdb.stats",
@@ -372,6 +499,18 @@ class rocksdb_backend {
     std::size_t max_entry = rocksdb_max_entry_bytes;
     bool verify_checksums = true;
     std::unique_ptr<::rocksdb::DB> db;
+    // The placements (keyschema::placed): router names them (index 0: the default placement, the
+    // "default" column family); families[i] is the column family of placement i, prefix[i] the
+    // length its prefix extractor takes (0: none). Set up at open and by place(), before the
+    // backend is shared; read-only afterwards.
+    detail::placement_router router;
+    std::vector<::rocksdb::ColumnFamilyHandle*> families;
+    std::vector<std::size_t> prefix;
+    // What a column family is created and opened with: the options of the default one, then
+    // placement_options of its name.
+    ::rocksdb::Options base;
+    ::rocksdb::BlockBasedTableOptions table;
+    std::map<std::string, rocksdb_placement_options, std::less<>> placement_options;
     // A write or log sync failed with anything but an invalid argument: the log writer may hold
     // an I/O error, and a later SyncWAL would meet it (see wal_may_be_failed()).
     std::atomic<bool> write_failed{false};
@@ -383,7 +522,57 @@ class rocksdb_backend {
       if (!db) return;
       // Best effort, see ~rocksdb_backend: errors cannot be reported from a destructor.
       if (!wal_may_be_failed()) static_cast<void>(db->SyncWAL());
+      // RocksDB requires every handle of a family opened or created to be destroyed before the DB.
+      for (::rocksdb::ColumnFamilyHandle* h : families) static_cast<void>(db->DestroyColumnFamilyHandle(h));
       static_cast<void>(db->Close());
+    }
+
+    // The common case: one column family, the default one.
+    bool single() const noexcept { return families.size() == 1; }
+
+    // The column families a range reaches (every family before place()).
+    std::vector<std::size_t> reached(const key_range& r) const {
+      if (single()) return {0};
+      return router.reached(r);
+    }
+
+    // The options of column family `name`: the default family's, then its placement_options.
+    ::rocksdb::ColumnFamilyOptions family_options(std::string_view name) const {
+      ::rocksdb::ColumnFamilyOptions o(base);
+      const auto it = placement_options.find(name);
+      if (it == placement_options.end()) return o;
+      const rocksdb_placement_options& p = it->second;
+      if (p.blob_files) {
+        o.enable_blob_files = true;
+        o.min_blob_size = p.min_blob_size;
+        o.enable_blob_garbage_collection = true;
+      }
+      if (p.prefix_bloom_length > 0) {
+        o.prefix_extractor.reset(::rocksdb::NewFixedPrefixTransform(p.prefix_bloom_length));
+        if (table.filter_policy == nullptr) {
+          ::rocksdb::BlockBasedTableOptions t = table;
+          t.filter_policy.reset(::rocksdb::NewBloomFilterPolicy(10));
+          o.table_factory.reset(::rocksdb::NewBlockBasedTableFactory(t));
+        }
+      }
+      if (p.universal_compaction) o.compaction_style = ::rocksdb::kCompactionStyleUniversal;
+      return o;
+    }
+
+    // Takes the handles of the column families `names` (opened or created, handles[i] of
+    // names[i]); the default one becomes placement 0.
+    void adopt(const std::vector<std::string>& names, const std::vector<::rocksdb::ColumnFamilyHandle*>& handles) {
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        const bool is_default = names[i] == ::rocksdb::kDefaultColumnFamilyName;
+        const std::size_t at = is_default ? 0 : router.add(names[i]);
+        if (at >= families.size()) {
+          families.resize(at + 1, nullptr);
+          prefix.resize(at + 1, 0);
+        }
+        families[at] = handles[i];
+        const auto it = placement_options.find(names[i]);
+        prefix[at] = it == placement_options.end() ? 0 : it->second.prefix_bloom_length;
+      }
     }
     // True after a failed write or log sync of this backend, or once RocksDB recorded a
     // background error (rocksdb.background-errors, also a failed sync of closed logs before a
@@ -412,9 +601,35 @@ class rocksdb_backend {
     return rocksdb_detail::lsm::read_options(s_->verify_checksums, snap != nullptr ? snap->native() : nullptr);
   }
 
-  // The largest key of the latest state, or nullopt when the database is empty.
-  std::optional<std::string> last_key() const {
-    return rocksdb_detail::lsm::last_key(*s_->db, read_options(nullptr), s_->path);
+  // A cursor over range in the column family of placement i.
+  rocksdb_cursor family_cursor(const key_range& range, const snapshot_type* snap, std::size_t i) const {
+    return rocksdb_cursor(*s_->db, read_options(snap), snap ? std::optional<snapshot_type>(*snap) : std::nullopt,
+                          range, &s_->path, s_->families[i], s_->prefix[i]);
+  }
+
+  // Adds to wb the erase of every key of range in column family cf: one range tombstone, plus a
+  // point tombstone for cf's last key when range has no upper bound.
+  void add_range_erase(::rocksdb::WriteBatch& wb, const key_range& range, ::rocksdb::ColumnFamilyHandle* cf) const {
+    std::string upper(range.upper);
+    if (upper.empty()) {
+      const std::optional<std::string> last =
+          rocksdb_detail::lsm::last_key(*s_->db, read_options(nullptr), s_->path, cf);
+      if (!last || *last < range.lower) return;
+      upper = *last;
+      const ::rocksdb::Status st = wb.Delete(cf, ::rocksdb::Slice(upper));
+      if (!st.ok()) {
+        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: erasing a range of '" + s_->path + "'",
+                                            "rocksdb::WriteBatch::Delete");
+      }
+    }
+    if (range.lower < std::string_view(upper)) {
+      const ::rocksdb::Status st =
+          wb.DeleteRange(cf, ::rocksdb::Slice(range.lower.data(), range.lower.size()), ::rocksdb::Slice(upper));
+      if (!st.ok()) {
+        rocksdb_detail::throw_rocksdb_error(st, "keyschema::rocksdb_backend: erasing a range of '" + s_->path + "'",
+                                            "rocksdb::WriteBatch::DeleteRange");
+      }
+    }
   }
 
   void sync_wal() {
@@ -458,5 +673,7 @@ static_assert(backend<rocksdb_backend>,
               "keyschema::rocksdb_backend: does not meet the backend contract; see keyschema/backend.hpp");
 static_assert(backend_with_erase_range<rocksdb_backend>,
               "keyschema::rocksdb_backend: does not provide erase_range; see keyschema/backend.hpp");
+static_assert(backend_with_placements<rocksdb_backend>,
+              "keyschema::rocksdb_backend: does not model backend_with_placements; see keyschema/backend.hpp");
 
 KEYSCHEMA_END_NAMESPACE

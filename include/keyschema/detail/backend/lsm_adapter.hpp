@@ -39,6 +39,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
@@ -185,11 +186,13 @@ struct lsm_adapter {
     return ro;
   }
 
-  // Reads key into value through ro; false when it does not exist. Errors: backend_error,
-  // native_call E::names.call_get.
+  // Reads key into value through ro; false when it does not exist. `in`: nothing, or the
+  // engine's column family to read (RocksDB). Errors: backend_error, native_call
+  // E::names.call_get.
+  template <class... In>
   static bool get(db_type& db, const read_options_type& ro, std::string_view key, std::string& value,
-                  const std::string& path) {
-    const status_type st = db.Get(ro, slice_type(key.data(), key.size()), &value);
+                  const std::string& path, In*... in) {
+    const status_type st = db.Get(ro, in..., slice_type(key.data(), key.size()), &value);
     if (st.ok()) return true;
     if (st.IsNotFound()) return false;
     E::throw_error(st, std::string(E::names.adapter) + ": get from '" + path + "'", E::names.call_get, std::string());
@@ -204,10 +207,14 @@ struct lsm_adapter {
     }
   }
 
-  // Appends batch's operations to wb, each checked against max_entry bytes of key plus value.
+  // Appends batch's operations to wb, each checked against max_entry bytes of key plus value,
+  // with E::put / E::erase, or with add(wb, op, key, value) when given (a status; RocksDB: the
+  // column family of the key's placement).
   // Errors: limit_error (an operation too large); backend_error, native_call E::names.call_batch (the
   // engine refused to add an operation). Nothing was written in either case.
-  static void fill(batch_type& wb, const write_batch& batch, std::size_t max_entry, const std::string& path) {
+  template <class Add = std::nullptr_t>
+  static void fill(batch_type& wb, const write_batch& batch, std::size_t max_entry, const std::string& path,
+                   const Add& add = nullptr) {
     for (const write_batch::op o : batch) {
       if (o.key.size() > max_entry || o.value.size() > max_entry - o.key.size()) {
         throw limit_error(std::string(E::names.adapter) + ": an operation of " + std::to_string(o.key.size()) +
@@ -216,9 +223,13 @@ struct lsm_adapter {
                           "::max_entry_bytes); nothing was written");
       }
       const slice_type k(o.key.data(), o.key.size());
-      const status_type st = o.kind == write_batch::op_kind::put
-                                 ? E::put(wb, k, slice_type(o.value.data(), o.value.size()))
-                                 : E::erase(wb, k);
+      const slice_type v(o.value.data(), o.value.size());
+      status_type st;
+      if constexpr (std::is_null_pointer_v<Add>) {
+        st = o.kind == write_batch::op_kind::put ? E::put(wb, k, v) : E::erase(wb, k);
+      } else {
+        st = add(wb, o, k, v);
+      }
       if (!st.ok()) {
         E::throw_error(st, std::string(E::names.adapter) + ": building a batch for '" + path +
                                "' failed, nothing was applied",
@@ -240,10 +251,11 @@ struct lsm_adapter {
   }
 
   // The largest key visible through ro (without filling the block cache), or nullopt when there
-  // is none. Errors: backend_error, native_call E::names.call_iterator.
-  static std::optional<std::string> last_key(db_type& db, read_options_type ro, const std::string& path) {
+  // is none; `in` as for get(). Errors: backend_error, native_call E::names.call_iterator.
+  template <class... In>
+  static std::optional<std::string> last_key(db_type& db, read_options_type ro, const std::string& path, In*... in) {
     ro.fill_cache = false;
-    std::unique_ptr<iterator_type> it(db.NewIterator(ro));
+    std::unique_ptr<iterator_type> it(db.NewIterator(ro, in...));
     it->SeekToLast();
     const status_type st = it->status();
     if (!st.ok()) {
@@ -256,12 +268,13 @@ struct lsm_adapter {
 
   // The exclusive end of range for a size estimate: range.upper, or the smallest key after the
   // last one (read through ro) when range.upper is empty; nullopt when nothing lies in range.
-  // Errors: as last_key.
+  // `in` as for get(). Errors: as last_key.
+  template <class... In>
   static std::optional<std::string> size_limit(db_type& db, const key_range& range, const read_options_type& ro,
-                                               const std::string& path) {
+                                               const std::string& path, In*... in) {
     std::string limit;
     if (range.upper.empty()) {
-      std::optional<std::string> last = last_key(db, ro, path);
+      std::optional<std::string> last = last_key(db, ro, path, in...);
       if (!last) return std::nullopt;
       limit = std::move(*last);
       limit.push_back('\0');  // the smallest key after the last one

@@ -12,6 +12,14 @@
 // Reads go through the block cache, like point reads; with verify_checksums (the default) every
 // block read from disk is checksummed.
 //
+// One rocksdb_cursor reads one column family (one placement, keyschema::placed). A range that
+// reaches several placements is read by one rocksdb_cursor per family, all on one snapshot, merged
+// in key order (detail::placement_cursor, rocksdb_backend::cursor_type). On a family with a prefix
+// extractor (rocksdb_placement_options::prefix_bloom_length), a range whose bounds share their
+// prefix reads with ReadOptions::auto_prefix_mode (its prefix filters skip table files), and any
+// other range in total order (ReadOptions::total_order_seek), so that the prefix never changes
+// which keys a cursor sees.
+//
 // Thread-safety: a cursor is used by one thread at a time; distinct cursors may run concurrently
 // with each other and with writers.
 #pragma once
@@ -26,6 +34,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/slice.h>
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,11 +111,13 @@ class rocksdb_cursor {
     ::rocksdb::Slice lower_slice, upper_slice;
   };
 
-  // Positions a new cursor on the first entry of range in its direction.
-  // REQUIRES: ro.snapshot is snap's (or nullptr when snap is empty); db and *path outlive the
+  // Positions a new cursor on the first entry of range in its direction, in column family cf
+  // (whose prefix extractor takes the first `prefix` bytes of a key; 0: it has none).
+  // REQUIRES: ro.snapshot is snap's (or nullptr when snap is empty); db, cf and *path outlive the
   // cursor. Errors: as next(); std::bad_alloc.
   rocksdb_cursor(::rocksdb::DB& db, ::rocksdb::ReadOptions ro, std::optional<rocksdb_snapshot> snap,
-                 const key_range& range, const std::string* path)
+                 const key_range& range, const std::string* path, ::rocksdb::ColumnFamilyHandle* cf,
+                 std::size_t prefix)
       : snap_(std::move(snap)), bounds_(std::make_unique<bounds>()), path_(path), reverse_(range.reverse) {
     bounds_->lower.assign(range.lower);
     bounds_->upper.assign(range.upper);
@@ -114,7 +125,16 @@ class rocksdb_cursor {
     bounds_->upper_slice = ::rocksdb::Slice(bounds_->upper);
     ro.iterate_lower_bound = &bounds_->lower_slice;
     if (!bounds_->upper.empty()) ro.iterate_upper_bound = &bounds_->upper_slice;
-    it_.reset(db.NewIterator(ro));
+    if (prefix > 0) {
+      // Prefix filtering only where it cannot change the result: both bounds start with the same
+      // `prefix` bytes, so every key of the range does too (auto_prefix_mode's other case, an
+      // upper bound that is the prefix's successor, can omit short keys in RocksDB 7.8).
+      const bool one_prefix = range.lower.size() >= prefix && range.upper.size() >= prefix &&
+                              range.lower.substr(0, prefix) == range.upper.substr(0, prefix);
+      ro.auto_prefix_mode = one_prefix;
+      ro.total_order_seek = !one_prefix;
+    }
+    it_.reset(db.NewIterator(ro, cf));
     if (reverse_) it_->SeekToLast();  // the last key < upper (the iterator's upper bound)
     else it_->SeekToFirst();          // the first key >= lower
     settle();

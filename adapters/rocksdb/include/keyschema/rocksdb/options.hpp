@@ -12,7 +12,11 @@
 #include <keyschema/detail/config.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
+#include <string>
 
 namespace rocksdb {
 class Env;
@@ -46,6 +50,51 @@ enum class rocksdb_wal_recovery {
   // kSkipAnyCorruptedRecords: damaged records are skipped silently and replay goes on. Only for
   // salvaging a damaged database once.
   skip_any_corrupted_records,
+};
+
+// The column-family options of one placement (keyschema::placed): rocksdb_backend keeps each
+// placement in a column family of that name (the default placement: the "default" family), and
+// these options tune that family alone (see rocksdb_options::placement_options). Every family
+// starts from the options of rocksdb_options (block cache, bloom filter, compression, memtable
+// size); a placement without an entry keeps exactly those. The options apply whenever the family
+// is opened: changing them on an existing database is allowed (data written before keeps its
+// format and is read as it is).
+struct rocksdb_placement_options {
+  // BlobDB (rocksdb::ColumnFamilyOptions::enable_blob_files, with enable_blob_garbage_collection):
+  // values of at least min_blob_size bytes are written to separate *.blob files when the memtable
+  // is flushed, and the table files keep only a reference. Pays for large values (message bodies
+  // of several KiB): compactions then rewrite the small references instead of the values, which
+  // cuts write amplification and keeps table blocks (and the block cache) for keys. Costs: a read
+  // of such a value is one more file read; the space of an overwritten or erased value returns
+  // only when a compaction relocates the live values of its blob file (garbage collection of the
+  // oldest quarter of blob files), so a store that overwrites large values often holds more disk
+  // than without; blob files are not compressed.
+  bool blob_files = false;
+
+  // With blob_files: the smallest value, in bytes, written to a blob file
+  // (rocksdb::ColumnFamilyOptions::min_blob_size); smaller values stay in the table files.
+  // Below about 1 KiB the extra read per value costs more than the compaction saves.
+  std::uint64_t min_blob_size = 4096;
+
+  // 0: no prefix filter. N > 0: a prefix extractor on the first N bytes of each key
+  // (rocksdb::NewFixedPrefixTransform(N)), so the family's bloom filters (and a bloom filter of
+  // rocksdb_options::bloom_bits_per_key bits, at least 10 when that is 0) also hold the keys'
+  // prefixes: a cursor whose range lies within one prefix (its bounds share their first N bytes,
+  // e.g. a scan of one queue when N covers the keyspace's literal and the start of the queue
+  // name) skips the table files that hold no key of that prefix, instead of reading a block of
+  // each. Pays for many short scans over a family of many table files (queues, each scanned
+  // from its head). Costs: filters grow by one entry per distinct prefix; cursors whose range
+  // spans prefixes read in total order as before. Choose N no longer than the shortest prefix
+  // your scans share: keys shorter than N are kept out of the prefix filter.
+  std::size_t prefix_bloom_length = 0;
+
+  // rocksdb::kCompactionStyleUniversal instead of the default leveled compaction
+  // (rocksdb::ColumnFamilyOptions::compaction_style): fewer rewrites of each entry (less write
+  // amplification: pays for write-heavy families whose entries live briefly, such as queues),
+  // at the cost of up to twice the family's size in temporary disk space during a full
+  // compaction and more table files for a read to consult. Switching an existing family is
+  // allowed; its files are compacted into the new shape over time.
+  bool universal_compaction = false;
 };
 
 struct rocksdb_options {
@@ -115,6 +164,15 @@ struct rocksdb_options {
   // Your own logger is used as given (and must not abort on a failed write either); to log
   // nowhere, pass one whose Logv does nothing. The backend shares ownership with RocksDB.
   std::shared_ptr<::rocksdb::Logger> info_log;
+
+  // Column-family options per placement (keyschema::placed), keyed by placement name; see
+  // rocksdb_placement_options. Applied when the family is created (keyschema::store creates the
+  // families of its schema's placements) and whenever the database is opened. A name the store's
+  // schema does not place makes the store's constructor (rocksdb_backend::place) throw
+  // usage_error naming it; a raw backend (opened without a store) does not check. "default"
+  // names the default placement.
+  //   options.placement_options["content"] = {.blob_files = true, .min_blob_size = 16 << 10};
+  std::map<std::string, rocksdb_placement_options, std::less<>> placement_options;
 };
 
 KEYSCHEMA_END_NAMESPACE
