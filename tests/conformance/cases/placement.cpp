@@ -6,7 +6,8 @@
 // indexes, prepared transactions, a full-range cursor merging the placements in key order both
 // ways, and ks::migrate moving keyspaces into placements (implicit steps) and out of them
 // (explicit ones); a store whose schema places a keyspace elsewhere than the database does is
-// refused.
+// refused. A backend_with_placements really keeps them apart: routed by no placed keyspace, its
+// cursors read the default placement alone.
 #include <conformance/conformance.hpp>
 
 #include <keyschema/migrate.hpp>
@@ -320,6 +321,36 @@ TEST_CASE("placement: a database placed otherwise is refused; ks::migrate moves 
   CHECK(got == want);
   CHECK(db->get<body_flat>({999, 0}) == std::optional(ks::bytes("new")));
   CHECK(all_keys(db->backend(), false).size() == 10 + 21 + 10 + 10 + 2 + 1);
+}
+
+TEST_CASE("placement: a backend with placements keeps each apart; a raw backend reads them all",
+          "[conformance][placement]") {
+  database d;
+  {
+    auto db = d.open<placed_schema>();
+    fill<body, queue_entry>(*db, 4);
+    d.close(db);
+  }
+  // 8 messages, 16 body chunks, 8 queue entries, 8 index entries, 2 counts, the schema record.
+  constexpr std::size_t everything = 8 + 16 + 8 + 8 + 2 + 1;
+  d.with_backend([&](auto& b) {
+    // A raw backend (keyschema-dump's view) reads every placement the engine holds, merged.
+    const std::vector<std::string> up = all_keys(b, false);
+    CHECK(up.size() == everything);
+    CHECK(std::is_sorted(up.begin(), up.end()));
+    if constexpr (ks::backend_with_placements<std::remove_cvref_t<decltype(b)>>) {
+      // Routed by no placed keyspace, a cursor reads the default placement alone: the messages
+      // and the schema record. The other keys are really elsewhere in the engine.
+      b.place(std::span<const ks::placement_route>());
+      CHECK(all_keys(b, false).size() == 8 + 1);
+      CHECK(all_keys(b, true).size() == 8 + 1);
+      // Routed as the schema places them (as a store does), every key is found again.
+      ks::detail::place_schema<placed_schema>(b);
+      CHECK(all_keys(b, false) == up);
+      std::string v;
+      CHECK(b.get(up.front(), v, nullptr));
+    }
+  });
 }
 
 }  // namespace keyschema::conformance
