@@ -266,9 +266,10 @@ struct placement_route {
 };
 
 // Optional: a backend that keeps placements apart in the engine's own means (LMDB: one named
-// database each; RocksDB: one column family each). keyschema::store calls place(routes) once, right after constructing the
-// backend and before anything else, with one route per placed keyspace of its schema (none when
-// it places nothing); ks::migrate calls it with the routes of both schemas. Afterwards:
+// database each; RocksDB: one column family each; SQLite: one table each). keyschema::store calls
+// place(routes) once, right after constructing the backend and before anything else, with one
+// route per placed keyspace of its schema (none when it places nothing); ks::migrate calls it with
+// the routes of both schemas. Afterwards:
 //   - a key goes to the placement of the route with the longest prefix it starts with, or to the
 //     default placement (every key of an unplaced keyspace, and the store's 0xFF records);
 //   - write() stays atomic across placements (one engine transaction), snapshot() covers every

@@ -38,4 +38,7 @@ struct sqlite_factory {
   }
 };
 
+// Placement keeps each placement in a table of its own (placement.cpp checks they are apart).
+static_assert(keyschema::backend_with_placements<keyschema::sqlite_backend>);
+
 }  // namespace keyschema::conformance

@@ -7,7 +7,8 @@
 // ways, and ks::migrate moving keyspaces into placements (implicit steps) and out of them
 // (explicit ones); a store whose schema places a keyspace elsewhere than the database does is
 // refused. Where the factory can read a placement's keys from the engine (placement_keys), each
-// placement is checked to hold its keyspaces' keys and no others.
+// placement is checked to hold its keyspaces' keys and no others; a backend_with_placements routed
+// by no placed keyspace reads the default placement alone.
 #include <conformance/conformance.hpp>
 
 #include <keyschema/migrate.hpp>
@@ -367,6 +368,36 @@ TEST_CASE("placement: a database placed otherwise is refused; ks::migrate moves 
   CHECK(db->get<body_flat>({999, 0}) == std::optional(ks::bytes("new")));
   CHECK(all_keys(db->backend(), false).size() == 10 + 21 + 10 + 10 + 2 + 1);
   check_engine_placements_empty(db->unsafe_backend());  // moved back: the placements stay, empty
+}
+
+TEST_CASE("placement: a backend with placements keeps each apart; a raw backend reads them all",
+          "[conformance][placement]") {
+  database d;
+  {
+    auto db = d.open<placed_schema>();
+    fill<body, queue_entry>(*db, 4);
+    d.close(db);
+  }
+  // 8 messages, 16 body chunks, 8 queue entries, 8 index entries, 2 counts, the schema record.
+  constexpr std::size_t everything = 8 + 16 + 8 + 8 + 2 + 1;
+  d.with_backend([&](auto& b) {
+    // A raw backend (keyschema-dump's view) reads every placement the engine holds, merged.
+    const std::vector<std::string> up = all_keys(b, false);
+    CHECK(up.size() == everything);
+    CHECK(std::is_sorted(up.begin(), up.end()));
+    if constexpr (ks::backend_with_placements<std::remove_cvref_t<decltype(b)>>) {
+      // Routed by no placed keyspace, a cursor reads the default placement alone: the messages
+      // and the schema record. The other keys are really elsewhere in the engine.
+      b.place(std::span<const ks::placement_route>());
+      CHECK(all_keys(b, false).size() == 8 + 1);
+      CHECK(all_keys(b, true).size() == 8 + 1);
+      // Routed as the schema places them (as a store does), every key is found again.
+      ks::detail::place_schema<placed_schema>(b);
+      CHECK(all_keys(b, false) == up);
+      std::string v;
+      CHECK(b.get(up.front(), v, nullptr));
+    }
+  });
 }
 
 }  // namespace keyschema::conformance

@@ -2,7 +2,7 @@
 //
 // sqlite_backend meets the byte-level contract of <keyschema/backend.hpp> on one SQLite database:
 // the directory `path` holding keyschema.sqlite3 (and SQLite's keyschema.sqlite3-wal and -shm
-// beside it while it is open). Entries live in one table
+// beside it while it is open). Entries live in one table (one more per placement, see below)
 //
 //   CREATE TABLE kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) STRICT, WITHOUT ROWID
 //
@@ -20,7 +20,8 @@
 //   - snapshot()     a read transaction (BEGIN and a first read) on a reader connection taken
 //                    from a pool, shared by every copy and ended when the last one goes.
 //   - cursor()       one SELECT ... ORDER BY k [DESC] over the snapshot's connection, or over a
-//                    pooled connection of its own (a single statement reads one consistent state).
+//                    pooled connection of its own (a single statement reads one consistent state);
+//                    one per placement table the range reaches, merged, in one read transaction.
 //   - get()          a prepared point SELECT on the snapshot's or a pooled reader connection.
 //   - begin_write()  BEGIN IMMEDIATE on the writer connection, held until commit() or destruction:
 //                    SQLite's write lock serializes it against writers of every process, so
@@ -39,8 +40,15 @@
 // Other processes may open the same database at the same time (SQLite's locks); within one
 // process a database is open in at most one sqlite_backend (a second one raises locked_error).
 //
-// Placement (keyschema::placed) is ignored: this backend does not model backend_with_placements
-// (<keyschema/backend.hpp>), and every keyspace stays in its one key space.
+// Placement (keyschema::placed, backend_with_placements in <keyschema/backend.hpp>): each
+// placement is a table of its own, "kv_<placement>", of kv's shape; the default placement (every
+// unplaced keyspace and the store's own records) stays in kv, so a database written without
+// placements opens unchanged. place() creates the missing tables; a key goes to the table of the
+// longest placed prefix it starts with. write() and begin_write() stay one SQLite transaction over
+// every table, a snapshot is one read transaction over all of them, and a cursor whose range
+// reaches several placements merges one SELECT per table in key order, both directions. An
+// object named kv_... that is not a placement table (another name or shape) makes the constructor
+// refuse the file (schema_error). See docs/backends/sqlite.md.
 //
 // Thread-safety: get, snapshot, cursor and limits may be called concurrently from any number of
 // threads, also while other threads are inside write(); write() and begin_write() are serialized
@@ -51,6 +59,7 @@
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
 #include <keyschema/error.hpp>
@@ -75,6 +84,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -88,7 +98,7 @@ class sqlite_backend {
 
  public:
   using snapshot_type = sqlite_snapshot;
-  using cursor_type = sqlite_cursor;
+  using cursor_type = detail::placement_cursor<sqlite_cursor>;  // <keyschema/sqlite/cursor.hpp>, merged over placements
 
   // SQLite's write lock held across reads and one commit (keyschema/sqlite/write_transaction.hpp).
   using write_transaction_type = sqlite_write_transaction;
@@ -106,6 +116,10 @@ class sqlite_backend {
   //   schema_error: the directory holds another SQLite database but no keyschema.sqlite3, or
   //     keyschema.sqlite3 is an SQLite database without keyschema's kv table (what() lists the
   //     tables and indexes found, or the kv table's CREATE statement). Remedy: another path.
+  //   schema_error: keyschema.sqlite3 holds an object named kv_... (any letter case) that is not a
+  //     placement table: not a table, its suffix no placement name ([a-z0-9_-], 1 to 64
+  //     characters), or a shape other than kv's (what() names it and its CREATE statement).
+  //     Remedy: rename that object (kv_ names are keyschema's) or open another path.
   //   locked_error "sqlite3_open_v2": the database is open in another sqlite_backend of this
   //     process. Remedy: share that backend (it is thread-safe) or destroy it first.
   //   locked_error "sqlite3_step"/"sqlite3_exec": another process holds a lock needed to set the
@@ -169,10 +183,15 @@ class sqlite_backend {
 
     const int flags = SQLITE_OPEN_READWRITE | (options.create_if_missing ? SQLITE_OPEN_CREATE : 0);
     s_->writer = std::make_unique<sqlite_detail::connection>(s_->file, flags, options.busy_timeout, options.cache_bytes,
-                                                             where);
+                                                             where, &s_->tables);
     sqlite_detail::connection& w = *s_->writer;
     const bool empty = sqlite_detail::check_file_shape(w, s_->file, where);
     if (!empty) {
+      // The placements' tables the database holds: a raw backend's full-range cursors read them.
+      for (const std::string& name : sqlite_detail::placement_tables(w, s_->file, where)) {
+        s_->router.add(name);
+        s_->tables.push_back(sqlite_detail::quoted_placement_table(name));
+      }
       const auto bytes = fs::file_size(file, ec);
       if (!ec && bytes <= options.quick_check_max_bytes) sqlite_detail::quick_check(w, s_->file, where);
     }
@@ -197,7 +216,7 @@ class sqlite_backend {
     const auto length = static_cast<std::size_t>(::sqlite3_limit(w.db(), SQLITE_LIMIT_LENGTH, -1));
     s_->max_entry = std::min(options.max_entry_bytes, length > 64 ? length - 64 : length);
     s_->readers.emplace(s_->file, options.busy_timeout, options.cache_bytes, options.idle_readers,
-                        "keyschema::sqlite_backend: reading " + s_->path);
+                        "keyschema::sqlite_backend: reading " + s_->path, &s_->tables);
   }
 
   // Moving transfers the open database; snapshots and cursors taken before the move stay valid.
@@ -221,10 +240,13 @@ class sqlite_backend {
     const std::string where = "keyschema::sqlite_backend: get from " + s_->path;
     if (snap != nullptr) {
       std::lock_guard lk(snap->v_->mu);
-      return snap->v_->conn->lookup(key, value, where);
+      return s_->lookup(*snap->v_->conn, key, value, where);
     }
     auto conn = s_->readers->acquire();
-    return conn->lookup(key, value, where);
+    // A key of a keyspace being moved (ks::migrate) is looked up in two tables: in one read
+    // transaction, ended when the connection goes back to the pool.
+    if (s_->moving(key)) begin_read(*conn, where);
+    return s_->lookup(*conn, key, value, where);
   }
 
   // Applies batch atomically (one SQLite transaction): a reader sees all of it or none, and
@@ -297,12 +319,7 @@ class sqlite_backend {
   snapshot_type snapshot() const {
     const std::string where = "keyschema::sqlite_backend: taking a snapshot of " + s_->path;
     auto conn = s_->readers->acquire();
-    conn->run(sqlite_detail::connection::begin_stmt, where);
-    // The first read fixes the state the transaction sees.
-    sqlite3_stmt* st = conn->cached(sqlite_detail::connection::touch_stmt, where);
-    const int rc = ::sqlite3_step(st);
-    ::sqlite3_reset(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(conn->db(), rc, where, "sqlite3_step");
+    begin_read(*conn, where);
     return snapshot_type(std::make_shared<sqlite_detail::view_state>(std::move(conn), true, &s_->path));
   }
 
@@ -310,14 +327,91 @@ class sqlite_backend {
   // range.upper is empty), ascending, or descending when range.reverse. Reads *snap (keeping a
   // copy of it alive), or the state its own statement sees from its first step (on a pooled
   // connection it holds until destroyed) when snap is nullptr. The bounds are copied.
+  // With placements (keyschema::placed): one SELECT per placement table the range reaches, all
+  // in one read transaction (the snapshot's, or one begun now on the pooled connection), merged
+  // in key order; a range within one placement (a store's scan of a keyspace) reads one table.
   // Errors: as sqlite_cursor::next() (the first row is read here); backend_error
   // "sqlite3_open_v2"/"sqlite3_prepare_v3"; std::bad_alloc.
   // REQUIRES: the cursor is destroyed before the backend; snap, when not null, comes from it.
   cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
-    std::shared_ptr<sqlite_detail::view_state> v =
-        snap != nullptr ? snap->v_ : std::make_shared<sqlite_detail::view_state>(s_->readers->acquire(), false, &s_->path);
+    if (s_->single()) [[likely]] {
+      std::shared_ptr<sqlite_detail::view_state> v =
+          snap != nullptr ? snap->v_
+                          : std::make_shared<sqlite_detail::view_state>(s_->readers->acquire(), false, &s_->path);
+      sqlite_detail::connection& c = *v->conn;
+      return cursor_type(sqlite_cursor(c, std::move(v), range, &s_->path));
+    }
+    const std::vector<std::size_t> on = s_->router.reached(range);
+    std::shared_ptr<sqlite_detail::view_state> v;
+    if (snap != nullptr) {
+      v = snap->v_;
+    } else {
+      auto conn = s_->readers->acquire();
+      // Several tables: their SELECTs read one state only inside one read transaction.
+      if (on.size() > 1) begin_read(*conn, "keyschema::sqlite_backend: reading " + s_->path + " through a cursor");
+      v = std::make_shared<sqlite_detail::view_state>(std::move(conn), on.size() > 1, &s_->path);
+    }
     sqlite_detail::connection& c = *v->conn;
-    return cursor_type(c, std::move(v), range, &s_->path);
+    return sqlite_cursor::merged(c, v, range, &s_->path, on);
+  }
+
+  // Routes the keys of placed keyspaces (backend_with_placements, <keyschema/backend.hpp>): each
+  // placement is a table of its own, "kv_<placement>" (quoted as an identifier), of kv's shape;
+  // the default placement stays kv. Missing tables are created here, in one BEGIN IMMEDIATE
+  // transaction on the writer connection. Afterwards a write() or a write transaction stays one
+  // SQLite transaction over every table, a snapshot one read transaction, and a cursor reaching
+  // several placements merges one SELECT per table (see docs/backends/sqlite.md).
+  // REQUIRES: nothing else uses the backend meanwhile (keyschema::store calls it from its
+  // constructor, ks::migrate before it begins).
+  // Errors (nothing was created and the routes are unchanged in every case):
+  //   usage_error - a route names a placement that is not 1 to 64 characters of [a-z0-9_-]
+  //     (what() names it). keyschema::placed checks its names at compile time; this catches
+  //     routes made by hand. Remedy: rename the placement.
+  //   locked_error "sqlite3_step" - another process held SQLite's write lock longer than
+  //     sqlite_options::busy_timeout. Remedy: retry; find the process holding it.
+  //   backend_error "sqlite3_exec"/"sqlite3_step" - creating a table or committing failed
+  //     (SQLITE_FULL: the disk is full, what() says so; SQLITE_IOERR_*; SQLITE_CORRUPT).
+  //     what() names the placement and its table.
+  //   std::bad_alloc.
+  void place(std::span<const placement_route> routes) {
+    std::vector<std::string> missing;
+    const auto need = [&](std::string_view name) {
+      if (name.empty() || s_->router.find(name) != detail::placement_router::none) return;
+      if (!sqlite_detail::valid_placement_name(name)) {
+        throw usage_error("keyschema::sqlite_backend::place: '" + std::string(name) + "' is no placement name (1 to 64 " +
+                          "characters of [a-z0-9_-]); nothing was created in " + s_->path);
+      }
+      for (const std::string& m : missing)
+        if (m == name) return;
+      missing.emplace_back(name);
+    };
+    for (const placement_route& r : routes) {
+      need(r.placement);
+      if (r.previous) need(*r.previous);
+    }
+    if (!missing.empty()) {
+      s_->tables.reserve(s_->tables.size() + missing.size());  // nothing below throws after the commit
+      std::lock_guard wl(s_->write_mu);
+      sqlite_detail::connection& w = *s_->writer;
+      s_->begin_immediate();
+      try {
+        for (const std::string& name : missing) {
+          w.exec(sqlite_detail::create_placement_sql(name),
+                 "keyschema::sqlite_backend::place: cannot create the table " + sqlite_detail::placement_table(name) +
+                     " of placement '" + name + "' in " + s_->file);
+        }
+        w.run(sqlite_detail::connection::commit_stmt,
+              "keyschema::sqlite_backend::place: cannot create the placement tables in " + s_->file);
+      } catch (...) {
+        w.rollback_quietly();
+        throw;
+      }
+      for (const std::string& name : missing) {
+        s_->router.add(name);
+        s_->tables.push_back(sqlite_detail::quoted_placement_table(name));
+      }
+    }
+    s_->router.set_routes(routes);
   }
 
   // What write() accepts: key plus value of one operation up to max_entry_bytes (SQLite's
@@ -337,6 +431,10 @@ class sqlite_backend {
   // connection they use); writes made through it bypass the typed layer's checks.
   sqlite3* native() noexcept { return s_->writer->db(); }
 
+  // The placements this backend knows (those whose tables the database held when it was opened,
+  // and those place() created), in the order of their tables; "" is the default placement (kv).
+  const std::vector<std::string>& placements() const noexcept { return s_->router.names(); }
+
   // The directory this backend opened, as given to the constructor.
   const std::string& path() const noexcept { return s_->path; }
 
@@ -344,6 +442,16 @@ class sqlite_backend {
   const std::string& file() const noexcept { return s_->file; }
 
  private:
+  // Begins a read transaction on c (BEGIN and a first read, which fixes the state a WAL reader
+  // sees; the pool rolls it back when c returns). Errors: backend_error "sqlite3_step".
+  static void begin_read(sqlite_detail::connection& c, const std::string& where) {
+    c.run(sqlite_detail::connection::begin_stmt, where);
+    sqlite3_stmt* st = c.cached(sqlite_detail::connection::touch_stmt, where);
+    const int rc = ::sqlite3_step(st);
+    ::sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(c.db(), rc, where, "sqlite3_step");
+  }
+
   std::unique_ptr<state> s_;
 };
 
@@ -351,6 +459,8 @@ static_assert(backend<sqlite_backend>,
               "keyschema::sqlite_backend: does not meet the backend contract; see keyschema/backend.hpp");
 static_assert(backend_with_write_transaction<sqlite_backend>,
               "keyschema::sqlite_backend: does not meet backend_with_write_transaction; see keyschema/backend.hpp");
+static_assert(backend_with_placements<sqlite_backend>,
+              "keyschema::sqlite_backend: does not model backend_with_placements; see keyschema/backend.hpp");
 static_assert(backend_with_write_guards<sqlite_backend>,
               "keyschema::sqlite_backend: other processes can open its database, so it must guard writes "
               "(backend_with_write_guards); see keyschema/backend.hpp");

@@ -1,19 +1,22 @@
 // keyschema/sqlite/cursor.hpp: keyschema::sqlite_cursor, an ordered iterator over a key range of
 // one SQLite view.
 //
-// sqlite_backend::cursor() and sqlite_backend::write_transaction_type::cursor() return one. It
-// holds one prepared SELECT over the kv table (WHERE k >= lower [AND k < upper] ORDER BY k [DESC],
-// a range scan of the table's b-tree), taken from its connection's idle statements and given back
-// reset when the cursor ends, with its bounds bound as copies, so the key_range it was made from
-// may go away. It reads one consistent state: the snapshot it was given (a copy of
-// which it keeps alive), the state its own statement fixed when it first stepped (no snapshot),
-// or the write transaction it was made from.
+// sqlite_backend::cursor() and sqlite_backend::write_transaction_type::cursor() return one, or,
+// over a range reaching several placements (keyschema::placed), one per placement table merged in
+// key order (detail::placement_cursor). It holds one prepared SELECT over one table (kv, or a
+// placement's kv_<name>: WHERE k >= lower [AND k < upper] ORDER BY k [DESC], a range scan of the
+// table's b-tree), taken from its connection's idle statements and given back reset when the
+// cursor ends, with its bounds bound as copies, so the key_range it was made from may go away. It
+// reads one consistent state: the snapshot it was given (a copy of which it keeps alive), the
+// state its own statement fixed when it first stepped (no snapshot), the read transaction the
+// merged cursors share, or the write transaction it was made from.
 //
 // Thread-safety: a cursor is used by one thread at a time; distinct cursors may run concurrently
 // with each other and with writers (cursors over one snapshot take turns on its connection).
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/sqlite/detail/connection.hpp>
 #include <keyschema/sqlite/detail/status.hpp>
@@ -21,11 +24,13 @@
 
 #include <sqlite3.h>
 
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
@@ -38,6 +43,7 @@ class sqlite_cursor {
         conn_(o.conn_),
         reverse_(o.reverse_),
         upper_(o.upper_),
+        table_(o.table_),
         path_(o.path_),
         key_(o.key_),
         value_(o.value_),
@@ -50,6 +56,7 @@ class sqlite_cursor {
       conn_ = o.conn_;
       reverse_ = o.reverse_;
       upper_ = o.upper_;
+      table_ = o.table_;
       path_ = o.path_;
       key_ = o.key_;
       value_ = o.value_;
@@ -82,18 +89,24 @@ class sqlite_cursor {
   friend class sqlite_backend;
   friend class sqlite_write_transaction;
 
-  // A cursor over range on conn: with view (a snapshot's, or a private one) its calls are
-  // serialized by view->mu; without (a write transaction's connection) the caller owns conn.
+  // A cursor over range in table `table` (a placement's index: 0 is kv) on conn: with view (a
+  // snapshot's, or a private one) its calls are serialized by view->mu; without (a write
+  // transaction's connection) the caller owns conn.
   // REQUIRES: conn outlives the cursor (view keeps it, or the write transaction does).
   // Errors: as next() (the first row is read here); backend_error "sqlite3_prepare_v3" /
   // "sqlite3_bind_blob"; std::bad_alloc.
   sqlite_cursor(sqlite_detail::connection& conn, std::shared_ptr<sqlite_detail::view_state> view,
-                const key_range& range, const std::string* path)
-      : view_(std::move(view)), conn_(&conn), reverse_(range.reverse), upper_(!range.upper.empty()), path_(path) {
+                const key_range& range, const std::string* path, std::size_t table = 0)
+      : view_(std::move(view)),
+        conn_(&conn),
+        reverse_(range.reverse),
+        upper_(!range.upper.empty()),
+        table_(table),
+        path_(path) {
     std::unique_lock<std::mutex> lk;
     if (view_) lk = std::unique_lock(view_->mu);
     try {
-      stmt_ = conn.take_cursor_stmt(reverse_, upper_, where());
+      stmt_ = conn.take_cursor_stmt(table_, reverse_, upper_, where());
       bind(1, range.lower);
       if (upper_) bind(2, range.upper);
       step_locked();
@@ -103,6 +116,20 @@ class sqlite_cursor {
       release();
       throw;
     }
+  }
+
+  // One cursor per table of `on` (placement indexes, at least one) over range on conn, merged in
+  // key order. Errors: as the constructor.
+  static detail::placement_cursor<sqlite_cursor> merged(sqlite_detail::connection& conn,
+                                                        const std::shared_ptr<sqlite_detail::view_state>& view,
+                                                        const key_range& range, const std::string* path,
+                                                        const std::vector<std::size_t>& on) {
+    sqlite_cursor first(conn, view, range, path, on.front());
+    if (on.size() == 1) return detail::placement_cursor<sqlite_cursor>(std::move(first));
+    std::vector<sqlite_cursor> rest;
+    rest.reserve(on.size() - 1);
+    for (std::size_t i = 1; i < on.size(); ++i) rest.push_back(sqlite_cursor(conn, view, range, path, on[i]));
+    return detail::placement_cursor<sqlite_cursor>(std::move(first), std::move(rest), range.reverse, {});
   }
 
   std::string where() const { return "keyschema::sqlite_backend: reading " + *path_ + " through a cursor"; }
@@ -138,7 +165,7 @@ class sqlite_cursor {
     if (stmt_) {
       std::unique_lock<std::mutex> lk;
       if (view_) lk = std::unique_lock(view_->mu);
-      conn_->give_back_cursor_stmt(reverse_, upper_, std::move(stmt_));
+      conn_->give_back_cursor_stmt(table_, reverse_, upper_, std::move(stmt_));
     }
     view_.reset();
     valid_ = false;
@@ -148,6 +175,7 @@ class sqlite_cursor {
   sqlite_detail::stmt_ptr stmt_;
   sqlite_detail::connection* conn_ = nullptr;  // stmt_'s connection, kept alive by view_ or the write transaction
   bool reverse_ = false, upper_ = false;        // stmt_'s shape
+  std::size_t table_ = 0;                       // stmt_'s table (a placement's index)
   const std::string* path_;
   std::string_view key_, value_;
   bool valid_ = false;

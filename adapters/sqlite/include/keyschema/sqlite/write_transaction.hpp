@@ -4,12 +4,13 @@
 // sqlite_backend::begin_write() returns one (sqlite_backend::write_transaction_type); keyschema::store
 // runs its transactions on it, so they are serializable across processes. Reads see the state it
 // locked, and commit() applies a write_batch in the same SQLite transaction (BEGIN IMMEDIATE on
-// the backend's writer connection).
+// the backend's writer connection), over every placement's table.
 //
 // Thread-safety: begun, used, committed and destroyed by one thread. See the REQUIRES below.
 #pragma once
 
 #include <keyschema/backend.hpp>
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/sqlite/cursor.hpp>
@@ -57,15 +58,18 @@ class sqlite_write_transaction {
   // REQUIRES: is_open(). Errors: backend_error "sqlite3_step" (a damaged page, an I/O error).
   bool get(std::string_view key, std::string& value) const {
     require_open();
-    return s_->writer->lookup(key, value, "keyschema::sqlite_backend: reading " + s_->path);
+    return s_->lookup(*s_->writer, key, value, "keyschema::sqlite_backend: reading " + s_->path);
   }
 
-  // A cursor over range in the locked state (see sqlite_cursor).
+  // A cursor over range in the locked state (see sqlite_cursor); over a range reaching several
+  // placements (keyschema::placed), one per placement table, merged in key order.
   // REQUIRES: is_open(); the cursor is destroyed before the transaction ends.
   // Errors: as sqlite_cursor's constructor.
-  sqlite_cursor cursor(const key_range& range) const {
+  detail::placement_cursor<sqlite_cursor> cursor(const key_range& range) const {
     require_open();
-    return sqlite_cursor(*s_->writer, nullptr, range, &s_->path);
+    if (s_->single()) [[likely]]
+      return detail::placement_cursor<sqlite_cursor>(sqlite_cursor(*s_->writer, nullptr, range, &s_->path));
+    return sqlite_cursor::merged(*s_->writer, nullptr, range, &s_->path, s_->router.reached(range));
   }
 
   // Applies batch and commits (durably: see above). On success the transaction has ended.

@@ -1,14 +1,17 @@
 // keyschema/sqlite/detail/backend_state.hpp: sqlite_detail::backend_state, the state of one open
-// sqlite_backend: its writer connection and reader pool, its limits, and the write path that
-// write() and sqlite_write_transaction share (limit checks, the batch's statements, the guards'
-// check, syncing the write-ahead log).
+// sqlite_backend: its writer connection and reader pool, its limits, its placements (one table
+// each) and the routes to them, and the write path that write() and sqlite_write_transaction
+// share (limit checks, the batch's statements routed to their tables, the guards' check, syncing
+// the write-ahead log).
 //
 // Thread-safety: the members marked "under write_mu" and the writer connection are used only
-// with write_mu held; the reader pool is thread-safe; the rest is set at open and then read-only.
+// with write_mu held; the reader pool is thread-safe; the rest (the placements included) is set
+// at open and by sqlite_backend::place(), before the backend is shared, and then read-only.
 #pragma once
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/backend/open_registry.hpp>
+#include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/sqlite/detail/connection.hpp>
@@ -22,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
@@ -51,8 +55,29 @@ struct backend_state {
   unsigned guards_version = 0;
   bool guards_known = false;
   bool guards_same = false;
+  // The placements (keyschema::placed): router names them (index 0: the default placement, the
+  // kv table); tables[i] is the quoted name of placement i's table ("kv", "\"kv_<name>\"").
+  detail::placement_router router;
+  table_names tables{"kv"};
+  // The common fast case: no placement exists or is routed to.
+  bool single() const noexcept { return tables.size() == 1; }
   std::unique_ptr<sqlite_detail::connection> writer;
   std::optional<sqlite_detail::reader_pool> readers;
+
+  // Reads key into value from the table of its placement on c (and, for a keyspace being moved
+  // by ks::migrate, from the table it moves from). REQUIRES: with a route being moved, c is in a
+  // transaction (a snapshot's, the writer's, or one begun by the caller), so both tables are read
+  // in one state. Errors: as connection::lookup.
+  bool lookup(connection& c, std::string_view key, std::string& value, const std::string& where) const {
+    if (single()) [[likely]] return c.lookup(0, key, value, where);
+    const detail::placement_router::target t = router.route(key);
+    if (c.lookup(t.to, key, value, where)) return true;
+    return t.also != detail::placement_router::none && c.lookup(t.also, key, value, where);
+  }
+  // Whether lookup(key) reads two tables (a keyspace being moved).
+  bool moving(std::string_view key) const noexcept {
+    return !single() && router.route(key).also != detail::placement_router::none;
+  }
 
   std::string where_write(const write_batch& batch) const {
     return "keyschema::sqlite_backend: writing " + std::to_string(batch.size()) + " operations to " + path +
@@ -98,7 +123,7 @@ struct backend_state {
     if (guards_same && guards_known && data_version() == guards_version) return true;
     if (guard_where.empty()) guard_where = "keyschema::sqlite_backend: reading a guarded key of " + path;
     for (const write_guard& c : g) {
-      const bool found = writer->lookup(c.key, guard_value, guard_where);
+      const bool found = lookup(*writer, c.key, guard_value, guard_where);
       if (found != c.exists || (found && guard_value != c.value)) return false;
     }
     return true;
@@ -132,25 +157,39 @@ struct backend_state {
     return v;
   }
 
-  // The batch's operations inside the open write transaction.
+  // The batch's operations inside the open write transaction: a put in the table of the key's
+  // placement, an erase there and, for a keyspace being moved, in the table it moves from.
   void apply(const write_batch& batch) {
     const std::string where = where_write(batch);
     sqlite_detail::connection& w = *writer;
-    sqlite3_stmt* put = w.cached(sqlite_detail::connection::put_stmt, where);
-    sqlite3_stmt* del = w.cached(sqlite_detail::connection::erase_stmt, where);
-    for (const write_batch::op o : batch) {
-      sqlite3_stmt* st = o.kind == write_batch::op_kind::put ? put : del;
-      sqlite_detail::stmt_reset guard{st};
-      int rc = ::sqlite3_bind_blob(st, 1, sqlite_detail::blob_data(o.key), static_cast<int>(o.key.size()),
-                                   SQLITE_STATIC);
-      if (rc == SQLITE_OK && o.kind == write_batch::op_kind::put) {
-        rc = ::sqlite3_bind_blob(st, 2, sqlite_detail::blob_data(o.value), static_cast<int>(o.value.size()),
-                                 SQLITE_STATIC);
-      }
-      if (rc != SQLITE_OK) sqlite_detail::throw_sqlite_error(w.db(), rc, where, "sqlite3_bind_blob");
-      rc = ::sqlite3_step(st);
-      if (rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(w.db(), rc, where, "sqlite3_step");
+    if (single()) [[likely]] {
+      sqlite3_stmt* put = w.table_stmt(connection::put_stmt, 0, where);
+      sqlite3_stmt* del = w.table_stmt(connection::erase_stmt, 0, where);
+      for (const write_batch::op o : batch) run_op(o.kind == write_batch::op_kind::put ? put : del, o, where);
+      return;
     }
+    for (const write_batch::op o : batch) {
+      const detail::placement_router::target t = router.route(o.key);
+      if (o.kind == write_batch::op_kind::put) {
+        run_op(w.table_stmt(connection::put_stmt, t.to, where), o, where);
+      } else {
+        run_op(w.table_stmt(connection::erase_stmt, t.to, where), o, where);
+        if (t.also != detail::placement_router::none) run_op(w.table_stmt(connection::erase_stmt, t.also, where), o, where);
+      }
+    }
+  }
+
+  // Runs the put or erase statement st for o.
+  void run_op(sqlite3_stmt* st, const write_batch::op& o, const std::string& where) {
+    sqlite_detail::stmt_reset guard{st};
+    int rc = ::sqlite3_bind_blob(st, 1, sqlite_detail::blob_data(o.key), static_cast<int>(o.key.size()), SQLITE_STATIC);
+    if (rc == SQLITE_OK && o.kind == write_batch::op_kind::put) {
+      rc = ::sqlite3_bind_blob(st, 2, sqlite_detail::blob_data(o.value), static_cast<int>(o.value.size()),
+                               SQLITE_STATIC);
+    }
+    if (rc != SQLITE_OK) sqlite_detail::throw_sqlite_error(writer->db(), rc, where, "sqlite3_bind_blob");
+    rc = ::sqlite3_step(st);
+    if (rc != SQLITE_DONE) sqlite_detail::throw_sqlite_error(writer->db(), rc, where, "sqlite3_step");
   }
 
   // Makes earlier commits made with synchronous = NORMAL durable: fsyncs the -wal file through

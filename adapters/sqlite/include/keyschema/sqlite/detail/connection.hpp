@@ -3,8 +3,11 @@
 //
 // connection owns an sqlite3* opened with SQLITE_OPEN_NOMUTEX: it is used by one thread at a
 // time, which the backend guarantees (the writer's mutex, a snapshot's mutex, or a pool lease).
-// Statements prepared once per connection (point lookup, insert, delete, BEGIN/COMMIT/ROLLBACK)
-// are kept in slots and reset after each use.
+// Statements prepared once per connection (BEGIN/COMMIT/ROLLBACK; per table of the backend, a
+// point lookup, an insert, a delete and the cursors' range SELECTs) are kept in slots and reset
+// after each use. The tables are the backend's placements (table_names: index 0 is kv, the
+// default placement; then kv_<placement>, see sqlite.hpp), a list the connection reads when it
+// first prepares a statement of a table.
 //
 // reader_pool hands out connections (lease); a lease returns its connection when destroyed, and
 // the pool keeps at most `idle` of them open.
@@ -30,6 +33,9 @@
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace sqlite_detail {
+
+// The quoted SQL names of a backend's tables, by placement index (0: "kv", the default placement).
+using table_names = std::vector<std::string>;
 
 struct stmt_deleter {
   void operator()(sqlite3_stmt* s) const noexcept { ::sqlite3_finalize(s); }
@@ -57,15 +63,19 @@ struct stmt_reset {
 
 class connection {
  public:
-  enum slot : std::size_t { get_stmt, put_stmt, erase_stmt, begin_stmt, begin_immediate_stmt, commit_stmt, rollback_stmt,
-                            touch_stmt, slot_count };
+  enum slot : std::size_t { begin_stmt, begin_immediate_stmt, commit_stmt, rollback_stmt, touch_stmt, slot_count };
+  // The statements kept per table (table_stmt).
+  enum table_slot : std::size_t { get_stmt, put_stmt, erase_stmt, table_slot_count };
 
   // Opens `file` with `flags` (| SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE), sets the busy
-  // timeout and the page cache size. `where` prefixes error messages.
+  // timeout and the page cache size. `where` prefixes error messages. `tables` names the tables
+  // the statements of table_stmt and take_cursor_stmt read (kept by pointer: it outlives the
+  // connection, and grows only while nothing uses the connection).
   // Errors: backend_error "sqlite3_open_v2" (SQLITE_CANTOPEN: no such file without create, no
   // permission); std::bad_alloc.
   connection(const std::string& file, int flags, std::chrono::milliseconds busy, std::size_t cache_bytes,
-             const std::string& where) {
+             const std::string& where, const table_names* tables)
+      : tables_(tables) {
     const int rc = ::sqlite3_open_v2(file.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE, nullptr);
     if (rc != SQLITE_OK) {
       std::string msg = describe(db_, rc, where + ": cannot open " + file);
@@ -86,7 +96,8 @@ class connection {
   connection& operator=(const connection&) = delete;
   ~connection() {
     for (auto& s : stmts_) s.reset();
-    for (auto& s : cursor_stmts_) s.reset();
+    table_stmts_.clear();
+    cursor_stmts_.clear();
     ::sqlite3_close_v2(db_);
   }
 
@@ -113,9 +124,6 @@ class connection {
   // The cached statement of slot s, prepared on first use.
   sqlite3_stmt* cached(slot s, const std::string& where) {
     static constexpr std::array<std::string_view, slot_count> sql = {
-        "SELECT v FROM kv WHERE k = ?1",
-        "INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)",
-        "DELETE FROM kv WHERE k = ?1",
         "BEGIN",
         "BEGIN IMMEDIATE",
         "COMMIT",
@@ -137,30 +145,49 @@ class connection {
     if (rc != SQLITE_DONE) throw_sqlite_error(db_, rc, where + " (" + ::sqlite3_sql(st) + ")", "sqlite3_step");
   }
 
-  // A cursor's SELECT over the kv table, in key order (reverse: descending), bounded below by ?1
-  // and, with upper, above by ?2. The connection keeps one idle statement per shape for reuse: a
-  // cursor takes it (or a newly prepared one when another cursor holds it) and gives it back with
-  // give_back_cursor_stmt, so a scan costs no sqlite3_prepare once the shape has been used.
-  // REQUIRES: the caller serializes use of this connection (as for every member).
+  // The cached statement of slot s over table t (an index of the table list), prepared on first
+  // use: SELECT v ... WHERE k = ?1, INSERT OR REPLACE ... VALUES (?1, ?2), DELETE ... WHERE k = ?1.
   // Errors: as prepare().
-  stmt_ptr take_cursor_stmt(bool reverse, bool upper, const std::string& where) {
-    static constexpr std::array<std::string_view, 4> sql = {
-        "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k",
-        "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k",
-        "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k DESC",
-        "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k DESC",
-    };
+  sqlite3_stmt* table_stmt(table_slot s, std::size_t t, const std::string& where) {
+    if (t >= table_stmts_.size()) table_stmts_.resize(t + 1);
+    stmt_ptr& st = table_stmts_[t][s];
+    if (!st) {
+      const std::string& name = (*tables_)[t];
+      static constexpr std::array<std::string_view, 2> parts[table_slot_count] = {
+          {"SELECT v FROM ", " WHERE k = ?1"},
+          {"INSERT OR REPLACE INTO ", " (k, v) VALUES (?1, ?2)"},
+          {"DELETE FROM ", " WHERE k = ?1"},
+      };
+      st = prepare(std::string(parts[s][0]) + name + std::string(parts[s][1]), where);
+    }
+    return st.get();
+  }
+
+  // A cursor's SELECT over table t, in key order (reverse: descending), bounded below by ?1
+  // and, with upper, above by ?2. The connection keeps one idle statement per table and shape for
+  // reuse: a cursor takes it (or a newly prepared one when another cursor holds it) and gives it
+  // back with give_back_cursor_stmt, so a scan costs no sqlite3_prepare once the shape has been
+  // used. REQUIRES: the caller serializes use of this connection (as for every member).
+  // Errors: as prepare().
+  stmt_ptr take_cursor_stmt(std::size_t t, bool reverse, bool upper, const std::string& where) {
     const std::size_t shape = (reverse ? 2u : 0u) + (upper ? 1u : 0u);
-    if (cursor_stmts_[shape]) return std::move(cursor_stmts_[shape]);
-    return prepare(sql[shape], where);
+    if (t < cursor_stmts_.size() && cursor_stmts_[t][shape]) return std::move(cursor_stmts_[t][shape]);
+    std::string sql = "SELECT k, v FROM " + (*tables_)[t] + (upper ? " WHERE k >= ?1 AND k < ?2" : " WHERE k >= ?1") +
+                      (reverse ? " ORDER BY k DESC" : " ORDER BY k");
+    return prepare(sql, where);
   }
   // Resets st (ending the read it holds: a statement left stepping keeps its read transaction,
-  // and with it the WAL, alive) and keeps it for the next cursor of its shape, or finalizes it
-  // when one is kept already.
-  void give_back_cursor_stmt(bool reverse, bool upper, stmt_ptr st) noexcept {
+  // and with it the WAL, alive) and keeps it for the next cursor of its table and shape, or
+  // finalizes it when one is kept already (or memory runs out).
+  void give_back_cursor_stmt(std::size_t t, bool reverse, bool upper, stmt_ptr st) noexcept {
     ::sqlite3_reset(st.get());
     ::sqlite3_clear_bindings(st.get());
-    stmt_ptr& kept = cursor_stmts_[(reverse ? 2u : 0u) + (upper ? 1u : 0u)];
+    try {
+      if (t >= cursor_stmts_.size()) cursor_stmts_.resize(t + 1);
+    } catch (...) {
+      return;  // st is finalized
+    }
+    stmt_ptr& kept = cursor_stmts_[t][(reverse ? 2u : 0u) + (upper ? 1u : 0u)];
     if (!kept) kept = std::move(st);
   }
 
@@ -169,10 +196,10 @@ class connection {
     if (::sqlite3_get_autocommit(db_) == 0) ::sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   }
 
-  // Point lookup of key into value. Returns false when absent.
+  // Point lookup of key in table t into value. Returns false when absent.
   // Errors: as throw_sqlite_error, native_call "sqlite3_step"/"sqlite3_bind_blob".
-  bool lookup(std::string_view key, std::string& value, const std::string& where) {
-    sqlite3_stmt* st = cached(get_stmt, where);
+  bool lookup(std::size_t t, std::string_view key, std::string& value, const std::string& where) {
+    sqlite3_stmt* st = table_stmt(get_stmt, t, where);
     stmt_reset guard{st};
     int rc = ::sqlite3_bind_blob(st, 1, blob_data(key), static_cast<int>(key.size()), SQLITE_STATIC);
     if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, where, "sqlite3_bind_blob");
@@ -187,16 +214,23 @@ class connection {
 
  private:
   sqlite3* db_ = nullptr;
+  const table_names* tables_;
   std::array<stmt_ptr, slot_count> stmts_;
-  std::array<stmt_ptr, 4> cursor_stmts_;  // idle cursor statements by shape (take_cursor_stmt)
+  std::vector<std::array<stmt_ptr, table_slot_count>> table_stmts_;  // by table (table_stmt)
+  std::vector<std::array<stmt_ptr, 4>> cursor_stmts_;  // idle cursor statements by table and shape (take_cursor_stmt)
 };
 
 // The reader connections of one backend.
 class reader_pool {
  public:
   reader_pool(std::string file, std::chrono::milliseconds busy, std::size_t cache_bytes, std::size_t idle,
-              std::string where)
-      : file_(std::move(file)), busy_(busy), cache_bytes_(cache_bytes), idle_max_(idle), where_(std::move(where)) {}
+              std::string where, const table_names* tables)
+      : file_(std::move(file)),
+        busy_(busy),
+        cache_bytes_(cache_bytes),
+        idle_max_(idle),
+        where_(std::move(where)),
+        tables_(tables) {}
 
   // A connection of its own until the lease ends.
   class lease {
@@ -226,7 +260,7 @@ class reader_pool {
         return lease(this, std::move(c));
       }
     }
-    auto c = std::make_unique<connection>(file_, SQLITE_OPEN_READWRITE, busy_, cache_bytes_, where_);
+    auto c = std::make_unique<connection>(file_, SQLITE_OPEN_READWRITE, busy_, cache_bytes_, where_, tables_);
     c->exec("PRAGMA query_only = 1", where_);
     return lease(this, std::move(c));
   }
@@ -250,6 +284,7 @@ class reader_pool {
   std::size_t cache_bytes_;
   std::size_t idle_max_;
   std::string where_;
+  const table_names* tables_;
   std::mutex mu_;
   std::vector<std::unique_ptr<connection>> idle_;
 };
