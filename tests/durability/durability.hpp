@@ -58,6 +58,7 @@
 #include <support/temp_dir.hpp>
 #include <support/thrown.hpp>
 
+#include <keyschema/backend.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/write_batch.hpp>
 

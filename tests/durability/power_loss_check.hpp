@@ -32,6 +32,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <keyschema/backend.hpp>
 #include <keyschema/write_batch.hpp>
 
 #include <support/temp_dir.hpp>
