@@ -41,6 +41,19 @@
 #       <conformance/<backend>_factory.hpp>, linked into one unit test conformance_<backend>
 #       (labels unit, conformance). One object per topic, so a backend's cases build in parallel.
 #
+#   keyschema_add_durability_test(<engine> TRAITS <type> GROUP <target>)
+#       The durability suite (tests/durability/durability.hpp) on one file engine: every topic
+#       file of KEYSCHEMA_DURABILITY_CASES (set in tests/CMakeLists.txt) and the engine's own
+#       durability/<engine>.cpp, compiled with KEYSCHEMA_DURABILITY_TRAITS=<type> and
+#       KEYSCHEMA_DURABILITY_TRAITS_HEADER=<durability/<engine>_traits.hpp> into the engine's unit
+#       test group <target> (keyschema_add_unit_test_group, registered before: its one unity
+#       object, which instantiates the engine's adapter and store once for both). One CTest test
+#       per topic, durability_<engine>.<topic> (power_loss, damaged_files, processes, disk_full;
+#       labels unit, durability), running the cases tagged [<topic>], with the arguments, scratch
+#       directory and properties keyschema_add_unit_test gives a test: a topic whose tool is
+#       missing (KEYSCHEMA-SKIP) is reported skipped alone. The target durability_<engine> builds
+#       <target>. Skipped (with a status message) when <target> does not exist (adapter disabled).
+#
 #   keyschema_add_static_test(<file.cpp> [LIBS <lib>...])
 #       Compiles the file (static_assert tests) as part of the default build; the CTest test
 #       static.<stem> passes when that compile succeeded (and shows the compiler's output if not).
@@ -479,6 +492,39 @@ function(keyschema_add_conformance_test backend)
       "KEYSCHEMA_CONFORMANCE_FACTORY=${arg_FACTORY}"
       "KEYSCHEMA_CONFORMANCE_FACTORY_HEADER=<conformance/${backend}_factory.hpp>")
   endif()
+endfunction()
+
+function(keyschema_add_durability_test engine)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TRAITS;GROUP;TIMEOUT" "")
+  if(NOT arg_TRAITS OR NOT arg_GROUP OR arg_UNPARSED_ARGUMENTS OR NOT KEYSCHEMA_DURABILITY_CASES)
+    message(FATAL_ERROR "keyschema_add_durability_test(<engine> TRAITS <type> GROUP <target>) after setting "
+                        "KEYSCHEMA_DURABILITY_CASES: bad arguments '${ARGV}'")
+  endif()
+  set(sources ${KEYSCHEMA_DURABILITY_CASES} durability/${engine}.cpp)
+  _keyschema_note_sources(${sources})
+  _keyschema_missing_sources(missing durability_${engine} ${sources})
+  if(missing)
+    return()
+  endif()
+  if(NOT TARGET ${arg_GROUP})
+    message(STATUS "keyschema: durability_${engine} skipped (${arg_GROUP} is not built)")
+    return()
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT ${KEYSCHEMA_TEST_TIMEOUT})
+  endif()
+  target_sources(${arg_GROUP} PRIVATE ${sources})
+  target_compile_definitions(${arg_GROUP} PRIVATE
+    "KEYSCHEMA_DURABILITY_TRAITS=${arg_TRAITS}"
+    "KEYSCHEMA_DURABILITY_TRAITS_HEADER=<durability/${engine}_traits.hpp>")
+  foreach(topic power_loss damaged_files processes disk_full)
+    _keyschema_register_unit_test(durability_${engine}.${topic} ${arg_GROUP} "[${topic}]~[.]" "durability" ${arg_TIMEOUT})
+    # A tag that selects nothing exits 0 in Catch2 2.x: fail on its message.
+    set_tests_properties(durability_${engine}.${topic} PROPERTIES FAIL_REGULAR_EXPRESSION "No test cases matched")
+  endforeach()
+  add_custom_target(durability_${engine})
+  add_dependencies(durability_${engine} ${arg_GROUP})
+  _keyschema_label_targets(${arg_GROUP} durability)
 endfunction()
 
 function(keyschema_add_static_test file)

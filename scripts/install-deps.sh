@@ -19,7 +19,7 @@ packages=(
   rocksdb-tools     # RocksDB interop test: `ldb` reads what keyschema writes (rocksdb_ldb_test)
   libcurl4-openssl-dev nlohmann-json3-dev  # keyschema::etcd (HTTP transport, JSON)
   etcd-server etcd-client  # etcd tests: a 3-member cluster (scripts/etcd-cluster.sh)
-  strace            # tests: LMDB's commit order (lmdb_power_loss_test)
+  strace            # tests: LMDB's and SQLite's commit order (durability_*.power_loss)
   libbenchmark-dev  # benchmarks
   python3           # tests/docs/extract_cpp_blocks.py (docs.* tests)
   python3-plyvel python3-lmdb lmdb-utils  # foreign databases written without keyschema (foreign_database_test)

@@ -421,7 +421,8 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
 // REQUIRES: created, used and ended by one thread; the store outlives it.
 template <class Schema, class Backend>
 class store_transaction : public detail::basic_reader<store_transaction<Schema, Backend>, Schema>,
-                    public detail::basic_writer<store_transaction<Schema, Backend>, Schema> {
+                          public detail::basic_writer<store_transaction<Schema, Backend>, Schema>,
+                          public detail::erase_prefix_ops<store_transaction<Schema, Backend>, Schema> {
   static constexpr bool native_ = backend_with_write_transaction<Backend>;
   // What the transaction reads (the engine's write transaction, or a snapshot) and its cursors.
   using state_type = typename detail::transaction_state<Backend, native_>::type;
@@ -548,22 +549,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
     derived::template add<KS>(st, key_buf_, delta);
     note_delta(written, delta);
   }
-  // erase_range of scan<KS>(prefix...).
-  template <class KS, class... P>
-  std::size_t erase_prefix(const P&... prefix) {
-    return erase_range(this->template scan<KS>(prefix...));
-  }
-  // erase_prefix<KS>(prefix...) for each listed keyspace (everything of one xid, one
-  // destination), atomically with the rest of the transaction. Returns the total erased.
-  // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a
-  // valid prefix of its leading fields. Errors: as erase_range, for the keyspace that failed;
-  // the erases of the keyspaces listed before it stay in the transaction (roll back to drop them).
-  template <class... KS, class... P>
-  std::size_t erase_prefix_all(const P&... prefix) {
-    static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
-    static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
-    return detail::erase_prefix_each<KS...>(*this, prefix...);
-  }
+  // erase_prefix<KS>(prefix...) and erase_prefix_all<KS...>(prefix...): erase_range of
+  // scan<KS>(prefix...), atomically with the rest of the transaction (detail::erase_prefix_ops).
 
   // Applies every write atomically with the durability of opts and releases the writer lock.
   // Errors: backend_error / limit_error from the engine: nothing was applied. Over a snapshot,
@@ -819,7 +806,8 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
 };
 
 template <class Schema, class Backend>
-class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
+class store : public detail::basic_reader<store<Schema, Backend>, Schema>,
+              public detail::erase_prefix_ops<store<Schema, Backend>, Schema> {
   static_assert(detail::diagnose_schema<Schema>(),
                 "keyschema::store: the schema is invalid; the error above names the keyspaces and segment "
                 "position involved");
@@ -1086,24 +1074,9 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
       }
     }
   }
-  // erase_range of scan<KS>(prefix...).
-  template <class KS, class... P>
-  std::size_t erase_prefix(const P&... prefix) {
-    return erase_range(this->template scan<KS>(prefix...));
-  }
-  // Erases every entry of each listed keyspace whose first fields equal prefix (everything of one
-  // xid, one destination): erase_prefix<KS>(prefix...) for each KS in the order listed, each in
-  // bounded atomic batches (erase_range). Not atomic as a whole: a crash midway leaves the
-  // keyspaces listed last (and a suffix of the one being erased) in place; a transaction's
-  // erase_prefix_all is atomic. Returns the total erased.
-  // REQUIRES (compile errors naming the keyspace): each KS is in the schema and prefix is a valid
-  // prefix of its leading fields. Errors: as erase_range; what was erased before stays erased.
-  template <class... KS, class... P>
-  std::size_t erase_prefix_all(const P&... prefix) {
-    static_assert(sizeof...(KS) > 0, "keyschema::erase_prefix_all: list at least one keyspace");
-    static_assert((detail::check_erase_prefix_all<Schema, KS, P...>() && ...));
-    return detail::erase_prefix_each<KS...>(*this, prefix...);
-  }
+  // erase_prefix<KS>(prefix...) and erase_prefix_all<KS...>(prefix...): erase_range of
+  // scan<KS>(prefix...), each keyspace in bounded atomic batches, not atomic as a whole
+  // (detail::erase_prefix_ops).
 
   // Compacts the key range of scan<KS>(prefix...) on a backend_with_compact_range (LevelDB,
   // RocksDB): erased entries no snapshot can see are dropped, so the next scan of a drained

@@ -1,7 +1,7 @@
 // tests/support/migration_race.hpp: a process that keeps a store open with the old schema while
 // another process migrates the database (ks::migrate), on a backend several processes can open
-// at once (LMDB, SQLite). Shared by tests/unit/lmdb_multiprocess_test.cpp and
-// sqlite_multiprocess_test.cpp; each passes `make`, which opens its backend on the test's path.
+// at once (LMDB, SQLite). Shared by the durability suite on LMDB and SQLite
+// (tests/durability/cases/processes.cpp); each passes `make`, which opens its backend on the test's path.
 //
 // Schemas: v1 keys "item" by a text id, v2 by an integer id (the transform parses it); the other
 // keyspaces (a counter, an expiry index over "msg", a chunked "blob") are carried over unchanged,

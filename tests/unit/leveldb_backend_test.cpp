@@ -20,10 +20,6 @@
 #include <support/temp_dir.hpp>
 #include <support/thrown.hpp>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -365,67 +361,8 @@ TEST_CASE("leveldb_backend: open errors", "[leveldb]") {
   }
 }
 
-TEST_CASE("leveldb_backend: a second open of the same path in this process is locked_error", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  const auto path = dir.path() / "db";
-  {
-    leveldb_backend first(path);
-    put(first, "k", "v");
-    const auto e = thrown<keyschema::locked_error>([&] { leveldb_backend second(path); });
-    REQUIRE(e);
-    CHECK(e->native_call() == "leveldb::DB::Open");
-    CHECK(contains(e->what(), path.string()));
-    CHECK(get(first, "k") == "v");  // the first handle is unaffected
-  }
-  leveldb_backend again(path);  // the lock went with the first handle
-  CHECK(get(again, "k") == "v");
-}
-
-TEST_CASE("leveldb_backend: a database held by another process is locked_error", "[leveldb]") {
-  keyschema::testing::temp_dir dir("leveldb");
-  const auto path = dir.path() / "db";
-  { leveldb_backend create(path); }
-  const std::string lock_file = (path / "LOCK").string();
-
-  // The child takes LevelDB's fcntl lock the way another LevelDB process would. It only makes
-  // async-signal-safe calls, so forking a process that has threads is fine.
-  int to_parent[2], to_child[2];
-  REQUIRE(::pipe(to_parent) == 0);
-  REQUIRE(::pipe(to_child) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int fd = ::open(lock_file.c_str(), O_RDWR);
-    struct flock fl = {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    const char status = (fd >= 0 && ::fcntl(fd, F_SETLK, &fl) == 0) ? '1' : '0';
-    (void)!::write(to_parent[1], &status, 1);
-    char c;
-    (void)!::read(to_child[0], &c, 1);
-    ::_exit(0);
-  }
-  struct release_child {
-    int fd;
-    pid_t pid;
-    ~release_child() {
-      (void)!::write(fd, "x", 1);
-      int st = 0;
-      ::waitpid(pid, &st, 0);
-    }
-  } guard{to_child[1], pid};
-
-  char status = 0;
-  REQUIRE(::read(to_parent[0], &status, 1) == 1);
-  REQUIRE(status == '1');
-  const auto e = thrown<keyschema::locked_error>([&] { leveldb_backend db(path); });
-  REQUIRE(e);
-  CHECK(e->native_call() == "leveldb::DB::Open");
-  CHECK(contains(e->what(), path.string()));
-  for (int fd : {to_parent[0], to_parent[1], to_child[0]}) ::close(fd);
-}
-
-// Damaged files (log, table blocks, MANIFEST, CURRENT): leveldb_corruption_test.cpp.
+// A second open, in this process or another, is locked_error: tests/durability/cases/processes.cpp.
+// Damaged files (log, table blocks, MANIFEST, CURRENT): tests/durability/ (damaged_files).
 
 TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
   faulty_db f;

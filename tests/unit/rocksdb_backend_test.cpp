@@ -5,7 +5,7 @@
 // RocksDB. The byte-level contract (point operations, batches, byte order, bounded cursors,
 // snapshots, a randomized comparison with memory_backend) is checked by
 // tests/conformance/backend_contract.hpp in conformance_rocksdb; damaged files by
-// rocksdb_corruption_test.cpp. Also the info log: rocksdb_info_log writes LOG (and keeps LOG.old),
+// the durability suite (tests/durability/). Also the info log: rocksdb_info_log writes LOG (and keeps LOG.old),
 // drops what it cannot write, and a logger of the user's replaces it.
 #include <catch2/catch.hpp>
 
@@ -27,10 +27,6 @@
 
 #include <support/temp_dir.hpp>
 #include <support/thrown.hpp>
-
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -213,65 +209,7 @@ TEST_CASE("rocksdb_backend: limits", "[rocksdb]") {
   CHECK(rocksdb_backend(dir.path() / "db2", huge).limits().max_entry_bytes == ks::rocksdb_max_entry_bytes);
 }
 
-TEST_CASE("rocksdb_backend: a second open of the same path in this process is locked_error", "[rocksdb]") {
-  ks::testing::temp_dir dir("rocksdb");
-  const auto path = dir.path() / "db";
-  {
-    rocksdb_backend first(path);
-    put(first, "k", "v", {});
-    const auto e = thrown<ks::locked_error>([&] { rocksdb_backend second(path); });
-    REQUIRE(e);
-    CHECK(e->native_call() == "rocksdb::DB::Open");
-    CHECK(contains(e->what(), path.string()));
-    CHECK(get(first, "k") == "v");  // the first handle is unaffected
-  }
-  rocksdb_backend again(path);  // the lock went with the first handle
-  CHECK(get(again, "k") == "v");
-}
-
-TEST_CASE("rocksdb_backend: a database held by another process is locked_error", "[rocksdb]") {
-  ks::testing::temp_dir dir("rocksdb");
-  const auto path = dir.path() / "db";
-  { rocksdb_backend create(path); }
-  const std::string lock_file = (path / "LOCK").string();
-
-  // The child takes RocksDB's fcntl lock the way another RocksDB process would. It only makes
-  // async-signal-safe calls, so forking a process that has threads is fine.
-  int to_parent[2], to_child[2];
-  REQUIRE(::pipe(to_parent) == 0);
-  REQUIRE(::pipe(to_child) == 0);
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int fd = ::open(lock_file.c_str(), O_RDWR);
-    struct flock fl = {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    const char status = (fd >= 0 && ::fcntl(fd, F_SETLK, &fl) == 0) ? '1' : '0';
-    (void)!::write(to_parent[1], &status, 1);
-    char c;
-    (void)!::read(to_child[0], &c, 1);
-    ::_exit(0);
-  }
-  struct release_child {
-    int fd;
-    pid_t pid;
-    ~release_child() {
-      (void)!::write(fd, "x", 1);
-      int st = 0;
-      ::waitpid(pid, &st, 0);
-    }
-  } guard{to_child[1], pid};
-
-  char status = 0;
-  REQUIRE(::read(to_parent[0], &status, 1) == 1);
-  REQUIRE(status == '1');
-  const auto e = thrown<ks::locked_error>([&] { rocksdb_backend db(path); });
-  REQUIRE(e);
-  CHECK(e->native_call() == "rocksdb::DB::Open");
-  CHECK(contains(e->what(), path.string()));
-  for (int fd : {to_parent[0], to_parent[1], to_child[0]}) ::close(fd);
-}
+// A second open, in this process or another, is locked_error: tests/durability/cases/processes.cpp.
 
 TEST_CASE("rocksdb_backend: LevelDB, LMDB and RocksDB directories are told apart and refused", "[rocksdb][engine]") {
   ks::testing::temp_dir dir("rocksdb");

@@ -5,6 +5,7 @@
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake). Its
 // schema is its own (a store of it is another database than the broker fixture's).
 #include <conformance/conformance.hpp>
+#include <conformance/derived_fixture.hpp>
 #include <support/thrown.hpp>
 
 namespace keyschema::conformance::counters {
@@ -28,19 +29,8 @@ static_assert(ks::layout<ks::schema<message, message_count>>::fingerprint !=
               ks::layout<ks::schema<message, message_count_plain>>::fingerprint);
 
 // A store of counters_schema in a fresh directory.
-class counters_fixture {
- public:
-  using store_type = ks::store<counters_schema, backend_factory::backend>;
-  counters_fixture() : db_(backend_factory::open<counters_schema>(dir_.path())) {}
-  store_type& db() noexcept { return *db_; }
-  void reopen() {
-    db_.reset();
-    db_ = backend_factory::open<counters_schema>(dir_.path());
-  }
-
- private:
-  testing::temp_dir dir_{"conformance-counters"};
-  std::unique_ptr<store_type> db_;
+struct counters_fixture : schema_fixture<counters_schema> {
+  counters_fixture() : schema_fixture("conformance-counters") {}
 };
 
 inline ks::bytes msg(std::string_view s) { return ks::bytes(s); }

@@ -5,48 +5,27 @@
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake). Its
 // schema is its own (a store of it is another database than the broker fixture's).
 #include <conformance/conformance.hpp>
+#include <conformance/derived_fixture.hpp>
 #include <support/thrown.hpp>
 
 #include <chrono>
 
 namespace keyschema::conformance::indexes {
 
-using ms_time = std::chrono::sys_time<std::chrono::milliseconds>;
-// A message: (expires at, in ms since the epoch, 0 = never; body).
-using message = ks::keyspace<"message", std::tuple<std::int64_t, std::string>, ks::lit<"DESTINATION">,
-                             ks::field<"destination", std::string>, ks::lit<"MESSAGE">,
-                             ks::field<"message_id", std::uint64_t>>;
-struct by_expiry {
-  std::optional<std::tuple<ms_time, std::string, std::uint64_t>> operator()(const message::key_type& k,
-                                                                           const message::value_type& v) const {
-    if (std::get<0>(v) == 0) return std::nullopt;  // never expires: not indexed
-    return std::tuple(ms_time(std::chrono::milliseconds(std::get<0>(v))), std::get<0>(k), std::get<1>(k));
-  }
-};
-using expiry_index = ks::keyspace<"expiry_index", ks::index_of<message, by_expiry>, ks::lit<"EXPIRY">,
-                                  ks::field<"at", ms_time>, ks::field<"destination", std::string>,
-                                  ks::field<"message_id", std::uint64_t>>;
+using expiring_messages::at_ms;
+using expiring_messages::by_expiry;
+using expiring_messages::expiry_index;
+using expiring_messages::message;
+using expiring_messages::ms_time;
 using message_count = ks::keyspace<"message_count", ks::count_of<message, 1>, ks::lit<"MESSAGE_COUNT">,
                                    ks::field<"destination", std::string>>;
 using indexes_schema = ks::schema<message, expiry_index, message_count>;
 
-class indexes_fixture {
- public:
-  using store_type = ks::store<indexes_schema, backend_factory::backend>;
-  indexes_fixture() : db_(backend_factory::open<indexes_schema>(dir_.path())) {}
-  store_type& db() noexcept { return *db_; }
-  void reopen() {
-    db_.reset();
-    db_ = backend_factory::open<indexes_schema>(dir_.path());
-  }
-
- private:
-  testing::temp_dir dir_{"conformance-indexes"};
-  std::unique_ptr<store_type> db_;
+struct indexes_fixture : schema_fixture<indexes_schema> {
+  indexes_fixture() : schema_fixture("conformance-indexes") {}
 };
 
 inline message::value_type expiring(std::int64_t at, std::string body = "m") { return {at, std::move(body)}; }
-inline ms_time at_ms(std::int64_t ms) { return ms_time(std::chrono::milliseconds(ms)); }
 
 // The index as "at dest id" strings, in index order.
 template <class Source>
@@ -373,45 +352,20 @@ TEST_CASE("indexes: erase_stale erases an entry no record derives and refuses on
 
 TEST_CASE("indexes: an index new in a program over records that exist is refused on open; ks::migrate derives it",
           "[conformance][indexes][evolution]") {
-  using backend_type = backend_factory::backend;
   using records_only = ks::schema<message>;
   using with_index = ks::schema<message, expiry_index>;
-  testing::temp_dir dir{"conformance-indexes-added"};
-  std::unique_ptr<backend_type> b;
-  {
-    auto db = backend_factory::open<records_only>(dir.path());
-    db->put<message>({"q", 1}, expiring(100));
-    db->put<message>({"q", 2}, expiring(0));
-    if constexpr (std::is_same_v<backend_type, ks::memory_backend>)
-      b = std::make_unique<backend_type>(std::move(db->unsafe_backend()));
-  }
+  schema_change<records_only> change("conformance-indexes-added");
+  change.write([](auto& db) {
+    db.template put<message>({"q", 1}, expiring(100));
+    db.template put<message>({"q", 2}, expiring(0));
+  });
   // Opened with the index over those records: refused, their entries would be missing.
-  std::string refused = "<opened>";
-  try {
-    if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
-      ks::memory_backend copy;
-      ks::write_batch all;
-      for (auto c = b->cursor(ks::key_range{}, nullptr); c.valid(); c.next()) all.put(c.key(), c.value());
-      copy.write(all, {});
-      ks::store<with_index, backend_type> s(std::move(copy));
-    } else {
-      backend_factory::open<with_index>(dir.path());
-    }
-  } catch (const ks::schema_error& e) {
-    refused = e.what();
-  }
+  const std::string refused = change.open_refusal<with_index>();
   CHECK_THAT(refused, Catch::Contains("keyspace 'expiry_index' is an index (index_of<message>) new in this program") &&
                           Catch::Contains("'message' it derives from already holds 2 records") &&
                           Catch::Contains("ks::migrate"));
-  if constexpr (!std::is_same_v<backend_type, ks::memory_backend>) b = backend_factory::open_backend(dir.path());
-  ks::migrate<records_only, with_index>(*b);
-  std::unique_ptr<ks::store<with_index, backend_type>> db;
-  if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
-    db = std::make_unique<ks::store<with_index, backend_type>>(std::move(*b));
-  } else {
-    b.reset();
-    db = backend_factory::open<with_index>(dir.path());
-  }
+  ks::migrate<records_only, with_index>(change.backend());
+  const auto db = change.open<with_index>();
   CHECK(index_entries(*db) == std::vector<std::string>{"100 \"q\" 1"});
   CHECK(index_entries(*db) == derived_entries(*db));
 }

@@ -7,6 +7,7 @@
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake). Its
 // schema is its own (a store of it is another database than the broker fixture's).
 #include <conformance/conformance.hpp>
+#include <conformance/derived_fixture.hpp>
 #include <support/thrown.hpp>
 
 #include <keyschema/owned.hpp>
@@ -15,21 +16,11 @@
 
 namespace keyschema::conformance::owned {
 
-using ms_time = std::chrono::sys_time<std::chrono::milliseconds>;
-// A message: (expires at, in ms since the epoch, 0 = never; body), keyed by destination and id.
-using message = ks::keyspace<"message", std::tuple<std::int64_t, std::string>, ks::lit<"DESTINATION">,
-                             ks::field<"destination", std::string>, ks::lit<"MESSAGE">,
-                             ks::field<"message_id", std::uint64_t>>;
-struct by_expiry {
-  std::optional<std::tuple<ms_time, std::string, std::uint64_t>> operator()(const message::key_type& k,
-                                                                           const message::value_type& v) const {
-    if (std::get<0>(v) == 0) return std::nullopt;
-    return std::tuple(ms_time(std::chrono::milliseconds(std::get<0>(v))), std::get<0>(k), std::get<1>(k));
-  }
-};
-using expiry_index = ks::keyspace<"expiry_index", ks::index_of<message, by_expiry>, ks::lit<"EXPIRY">,
-                                  ks::field<"at", ms_time>, ks::field<"destination", std::string>,
-                                  ks::field<"message_id", std::uint64_t>>;
+using expiring_messages::at_ms;
+using expiring_messages::by_expiry;
+using expiring_messages::expiry_index;
+using expiring_messages::message;
+using expiring_messages::ms_time;
 // The message's content as chunked values, and its dead-letter flag: owned by the message.
 using content = ks::keyspace<"content", ks::owned_by<message, ks::bytes>, ks::lit<"CONTENT">,
                              ks::field<"destination", std::string>, ks::field<"message_id", std::uint64_t>,
@@ -51,19 +42,11 @@ using content_plain = ks::keyspace<"content", ks::bytes, ks::lit<"CONTENT">, ks:
 static_assert(ks::layout<ks::schema<message, content>>::fingerprint !=
               ks::layout<ks::schema<message, content_plain>>::fingerprint);
 
-class owned_fixture {
- public:
-  using store_type = ks::store<owned_schema, backend_factory::backend>;
-  owned_fixture() : db_(backend_factory::open<owned_schema>(dir_.path())) {}
-  store_type& db() noexcept { return *db_; }
-
- private:
-  testing::temp_dir dir_{"conformance-owned"};
-  std::unique_ptr<store_type> db_;
+struct owned_fixture : schema_fixture<owned_schema> {
+  owned_fixture() : schema_fixture("conformance-owned") {}
 };
 
 inline message::value_type msg(std::int64_t at = 0) { return {at, "m"}; }
-inline ms_time at_ms(std::int64_t ms) { return ms_time(std::chrono::milliseconds(ms)); }
 
 // Everything the message (dest, id) owns, as "keyspace:n" counts, and its dead-letter count.
 template <class Source>
@@ -374,36 +357,23 @@ using after_schema = ks::schema<message, content>;
 
 // Writes with before_schema (fill), migrates to after_schema, and returns the migration's error
 // ("" when it succeeded) and, after success, the content count of message ("q", 1) read with after_schema.
-template <class backend_type, class Fill>
+template <class Fill>
 std::pair<std::string, std::string> migrate_to_owned(Fill&& fill) {
-  testing::temp_dir dir{"conformance-owned-migrate"};
-  std::unique_ptr<backend_type> b;
-  {
-    auto db = backend_factory::open<before_schema>(dir.path());
-    fill(*db);
-    if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
-      b = std::make_unique<backend_type>(std::move(db->unsafe_backend()));
-    }
-  }
-  if constexpr (!std::is_same_v<backend_type, ks::memory_backend>) b = backend_factory::open_backend(dir.path());
+  schema_change<before_schema> change("conformance-owned-migrate");
+  change.write(std::forward<Fill>(fill));
   std::string error;
   try {
     // The ownership changes content's layout: it is carried over by a step.
     ks::migrate<before_schema, after_schema>(
-        *b, ks::transform<content_plain>([](const ks::entry<content_plain>& e, ks::migration_writer<after_schema>& out) {
+        change.backend(),
+        ks::transform<content_plain>([](const ks::entry<content_plain>& e, ks::migration_writer<after_schema>& out) {
           out.put<content>(e.key, e.value);
         }));
   } catch (const ks::schema_error& e) {
     error = e.what();
   }
   if (!error.empty()) return {error, ""};
-  std::unique_ptr<ks::store<after_schema, backend_type>> db;
-  if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
-    db = std::make_unique<ks::store<after_schema, backend_type>>(std::move(*b));
-  } else {
-    b.reset();
-    db = backend_factory::open<after_schema>(dir.path());
-  }
+  const auto db = change.open<after_schema>();
   const std::string q = "q";
   const std::uint64_t one = 1;
   std::size_t n = 0;
@@ -416,14 +386,14 @@ std::pair<std::string, std::string> migrate_to_owned(Fill&& fill) {
 TEST_CASE("owned: ks::migrate to a schema declaring an ownership checks for orphans first",
           "[conformance][owned][migrate]") {
   // No orphans: migrated; the new schema's store then erases the content with its message.
-  const auto ok = migrate_to_owned<backend_factory::backend>([](auto& db) {
+  const auto ok = migrate_to_owned([](auto& db) {
     db.template put<message>({"q", 1}, msg());
     ks::put_chunked<content_plain>(db, {"q", 1}, std::string(20, 'x'), 8);
   });
   CHECK(ok.first.empty());
   CHECK(ok.second == "4");  // 4 entries before the erase, 0 after
   // An orphan: refused before anything is written, naming the keyspace and the entry.
-  const auto bad = migrate_to_owned<backend_factory::backend>([](auto& db) {
+  const auto bad = migrate_to_owned([](auto& db) {
     db.template put<message>({"q", 1}, msg());
     db.template put<content_plain>({"q", 2, 0}, ks::bytes("orphan"));
   });

@@ -6,6 +6,7 @@
 // conformance.hpp and keyschema_add_conformance_test in cmake/KeyschemaTesting.cmake). Its
 // schema is its own (a store of it is another database than the broker fixture's).
 #include <conformance/conformance.hpp>
+#include <conformance/derived_fixture.hpp>
 #include <support/thrown.hpp>
 
 #include <keyschema/sum.hpp>
@@ -34,15 +35,8 @@ using queue_bytes_v2 = ks::keyspace<"queue_bytes", ks::sum_of<message, ks::sum_e
 static_assert(ks::layout<ks::schema<message, queue_bytes>>::fingerprint !=
               ks::layout<ks::schema<message, queue_bytes_v2>>::fingerprint);
 
-class sums_fixture {
- public:
-  using store_type = ks::store<sums_schema, backend_factory::backend>;
-  sums_fixture() : db_(backend_factory::open<sums_schema>(dir_.path())) {}
-  store_type& db() noexcept { return *db_; }
-
- private:
-  testing::temp_dir dir_{"conformance-sums"};
-  std::unique_ptr<store_type> db_;
+struct sums_fixture : schema_fixture<sums_schema> {
+  sums_fixture() : schema_fixture("conformance-sums") {}
 };
 
 inline message::value_type m(std::int64_t size, std::uint8_t prio = 1) { return {size, prio}; }
@@ -172,42 +166,19 @@ TEST_CASE("sums: commit_prepared derives the sums again from the state it commit
 using plain_schema = ks::schema<message>;
 
 TEST_CASE("sums: ks::migrate derives the sums of the new schema from the records", "[conformance][sums][migrate]") {
-  using backend_type = backend_factory::backend;
-  testing::temp_dir dir{"conformance-sums-migrate"};
-  std::unique_ptr<backend_type> b;
-  {
-    auto db = backend_factory::open<plain_schema>(dir.path());
-    for (std::uint64_t id = 1; id <= 10; ++id) db->put<message>({id % 2 ? "a" : "b", id}, m(static_cast<std::int64_t>(id), 1));
-    if constexpr (std::is_same_v<backend_type, ks::memory_backend>) b = std::make_unique<backend_type>(std::move(db->unsafe_backend()));
-  }
+  schema_change<plain_schema> change("conformance-sums-migrate");
+  change.write([](auto& db) {
+    for (std::uint64_t id = 1; id <= 10; ++id)
+      db.template put<message>({id % 2 ? "a" : "b", id}, m(static_cast<std::int64_t>(id), 1));
+  });
   // Opened with the sums over records that exist: refused, the sums would start at 0.
-  std::string refused = "<opened>";
-  try {
-    if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
-      ks::memory_backend copy;
-      ks::write_batch all;
-      for (auto c = b->cursor(ks::key_range{}, nullptr); c.valid(); c.next()) all.put(c.key(), c.value());
-      copy.write(all, {});
-      ks::store<sums_schema, backend_type> s(std::move(copy));
-    } else {
-      backend_factory::open<sums_schema>(dir.path());
-    }
-  } catch (const ks::schema_error& e) {
-    refused = e.what();
-  }
+  const std::string refused = change.open_refusal<sums_schema>();
   CHECK_THAT(refused, Catch::Contains("keyspace 'queue_bytes' is a declared sum (sum_of<message,1>) new in this "
                                       "program") &&
                           Catch::Contains("'message' it derives from already holds 10 records") &&
                           Catch::Contains("ks::migrate"));
-  if constexpr (!std::is_same_v<backend_type, ks::memory_backend>) b = backend_factory::open_backend(dir.path());
-  ks::migrate<plain_schema, sums_schema>(*b, ks::migrate_options{.batch_entries = 3});
-  std::unique_ptr<ks::store<sums_schema, backend_type>> db;
-  if constexpr (std::is_same_v<backend_type, ks::memory_backend>) {
-    db = std::make_unique<ks::store<sums_schema, backend_type>>(std::move(*b));
-  } else {
-    b.reset();
-    db = backend_factory::open<sums_schema>(dir.path());
-  }
+  ks::migrate<plain_schema, sums_schema>(change.backend(), ks::migrate_options{.batch_entries = 3});
+  const auto db = change.open<sums_schema>();
   CHECK(stored(*db) == std::vector<std::string>{"a=25", "b=30", "total=10"});
 }
 

@@ -268,7 +268,7 @@ class rocksdb_backend {
   //     Remedy: fix the disk, destroy the backend and reopen the database (recovery replays the
   //     intact part of the log). The outcome of the failed batch itself is unknown: when its log
   //     record reached the file before the failure (a failed sync), the reopened database may
-  //     hold it (tests/unit/rocksdb_power_loss_test.cpp shows both outcomes).
+  //     hold it (tests/durability/rocksdb.cpp shows both outcomes).
   //   std::bad_alloc.
   void write(const write_batch& batch, const write_options& opts) {
     if (batch.empty()) {

@@ -88,7 +88,7 @@ struct leveldb_options {
   // reads (keyschema/leveldb/detail/read_counting_env.hpp), which tells cursors when to check
   // LevelDB's iterator status.
   // Useful for leveldb::NewMemEnv (<leveldb/helpers/memenv.h>) or fault injection in tests (a
-  // power-loss simulation: tests/unit/leveldb_power_loss_test.cpp).
+  // power-loss simulation: tests/durability/cases/power_loss.cpp).
   ::leveldb::Env* env = nullptr;
 };
 

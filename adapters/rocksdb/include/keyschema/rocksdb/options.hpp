@@ -150,7 +150,7 @@ struct rocksdb_options {
   // RocksDB 7 reads and writes files through env->GetFileSystem(), not through the Env's own file
   // methods: to intercept file I/O, wrap a rocksdb::FileSystem (rocksdb::FileSystemWrapper) and
   // make an Env of it with rocksdb::NewCompositeEnv (<rocksdb/file_system.h>), as the power-loss
-  // simulation does (tests/unit/rocksdb_power_loss_env.hpp). When env is set, the backend neither
+  // simulation does (tests/durability/rocksdb_power_loss_env.hpp). When env is set, the backend neither
   // creates parent directories nor probes `path` for another engine's database (the path may not
   // be on the real file system).
   ::rocksdb::Env* env = nullptr;

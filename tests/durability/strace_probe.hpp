@@ -1,16 +1,17 @@
-// tests/unit/strace_probe.hpp: the system-call probe of the power-loss tests of the engines that
-// write through the kernel's page cache with their own fsyncs (lmdb_power_loss_test.cpp,
-// sqlite_power_loss_test.cpp).
+// tests/durability/strace_probe.hpp: the system-call probe of the power-loss cases of the engines
+// that write through the kernel's page cache with their own fsyncs (LMDB, SQLite:
+// cases/power_loss.cpp, sqlite.cpp).
 //
 // What a SIGKILL cannot show: whether a commit reached stable storage before write() returned.
-// Such a test runs a probe (a hidden test case of its own executable) under
+// Such a test runs a probe (a hidden test case of its own executable, tagged probe_tag) under
 //   strace -f -qq -e trace=openat,close,<calls>
 // and reads the system calls between the probe's markers:
 //   marker("sync-begin"); db.write(...); marker("sync-end");
 // run_under_strace() runs the probe, read_trace() returns the markers and the calls in order, each
 // call with the file its descriptor was opened as (empty when the trace did not show it opened),
-// and segment() the calls between one pair of markers. The engine's test classifies the calls
-// (which file is the log, which descriptor is O_DSYNC) and states the order it requires.
+// and segment() the calls between one pair of markers. The engine's traits classify the calls
+// (which file is the log, which descriptor is O_DSYNC) and state the order they require;
+// trace_probe<Traits>(dir) runs the probe and returns the classified calls.
 // Without strace, has_strace() prints "KEYSCHEMA-SKIP: ..." (CTest reports the test skipped, not
 // passed) and returns false.
 //
@@ -25,7 +26,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -66,6 +69,11 @@ inline void run_under_strace(const std::string& tag, const char* env_name, const
   INFO(cmd);
   REQUIRE(std::system(cmd.c_str()) == 0);
 }
+
+// The durability suite's probe: a hidden test case with this tag (cases/power_loss.cpp), told its
+// database directory through the environment variable probe_env.
+inline constexpr const char* probe_tag = "[.durability_probe]";
+inline constexpr const char* probe_env = "KEYSCHEMA_DURABILITY_PROBE_DIR";
 
 // One line of the trace: a marker, or a write or sync call.
 struct traced {
@@ -121,6 +129,49 @@ std::vector<Event> segment(const std::vector<Event>& all, const std::string& nam
   }
   FAIL("marker " << name << "-end not found in the trace");
   return out;
+}
+
+// The trace's markers as Event{Event::marker, name}, and each call as what of_call returns for it
+// (std::optional<Event>: nullopt drops the call). Event: an engine's classified call, with `kind`
+// and `text`.
+template <class Event, class OfCall>
+std::vector<Event> classify(const std::vector<traced>& calls, OfCall of_call) {
+  std::vector<Event> out;
+  for (const traced& t : calls) {
+    if (t.is_marker) {
+      out.push_back({Event::marker, t.text});
+    } else if (std::optional<Event> e = of_call(t)) {
+      out.push_back(std::move(*e));
+    }
+  }
+  return out;
+}
+
+// Runs the probe under strace with its database in dir/db and returns the trace's calls as Traits
+// classifies them (Traits::traced_calls(), Traits::classify, Traits::event).
+template <class Traits>
+std::vector<typename Traits::event> trace_probe(const std::filesystem::path& dir) {
+  const std::string trace = (dir / "trace.txt").string();
+  run_under_strace(probe_tag, probe_env, (dir / "db").string(), Traits::traced_calls(), trace,
+                   (dir / "probe.out").string());
+  return Traits::classify(read_trace(trace));
+}
+
+template <class Event>
+std::string describe(const std::vector<Event>& s);
+
+// The segment s is an unsynced commit's (`what` names it in the failure): no event of the kinds
+// `forbidden` (a flush, a write that waits for the disk), and at least min_writes of kind `write`.
+template <class Event>
+void check_unflushed(const std::vector<Event>& s, std::initializer_list<typename Event::kind_t> forbidden,
+                     typename Event::kind_t write, std::size_t min_writes, const std::string& what) {
+  INFO(what << ":\n" << describe(s));
+  std::size_t writes = 0;
+  for (const Event& e : s) {
+    for (const typename Event::kind_t k : forbidden) CHECK(e.kind != k);
+    if (e.kind == write) ++writes;
+  }
+  CHECK(writes >= min_writes);
 }
 
 template <class Event>

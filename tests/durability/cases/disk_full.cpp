@@ -1,11 +1,11 @@
-// tests/unit/disk_full_test.cpp: every file backend on a full disk: a clear error, no abort,
+// tests/durability/cases/disk_full.cpp: durability cases: a full disk: a clear error, no abort,
 // nothing lost.
 //
-// For each engine (LevelDB, LMDB, SQLite, RocksDB; LevelDB and RocksDB also with small memtables,
-// so that the disk can run out in a background flush or compaction instead of the log) and each
-// of several file system sizes, the test mounts a tmpfs of that size (needs root, or
-// CAP_SYS_ADMIN) and, each step in a forked child so that an abort or a crash fails the test
-// instead of ending the test runner (tests/support/child_process.hpp):
+// For each configuration of the engine's traits (disk_full_configurations(): the defaults, and for
+// LevelDB and RocksDB also small memtables, so that the disk can run out in a background flush or
+// compaction instead of the log) and each of several file system sizes, the test mounts a tmpfs of
+// that size (needs root, or CAP_SYS_ADMIN) and, each step in a forked child so that an abort or a
+// crash fails the test instead of ending the test runner (tests/support/child_process.hpp):
 //   1. fills it with synced commits of incompressible values until one fails: the failure must
 //      be a keyschema::backend_error whose what() says "disk full (N bytes free on the file
 //      system of PATH)"; then, still full, another commit and a sync of earlier writes on the
@@ -21,15 +21,11 @@
 // The sizes are not multiples of each other, so the disk runs out in different files (log,
 // table, info log, MANIFEST) and at different points of a record. Where no tmpfs can be mounted
 // it prints "KEYSCHEMA-SKIP: ..." and CTest reports it skipped.
-#include <keyschema/leveldb.hpp>
-#include <keyschema/lmdb.hpp>
-#include <keyschema/rocksdb.hpp>
-#include <keyschema/sqlite.hpp>
-#include <support/child_process.hpp>
-#include <support/scratch_tmpfs.hpp>
-#include <support/temp_dir.hpp>
+//
+// Compiled once per engine, into its unit_group_<engine> (see durability.hpp).
+#include <durability/durability.hpp>
 
-#include <catch2/catch.hpp>
+#include <support/scratch_tmpfs.hpp>
 
 #include <sys/statvfs.h>
 
@@ -45,15 +41,12 @@
 #include <string>
 #include <vector>
 
-// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
-namespace disk_full_test {
+namespace keyschema::durability::disk_full {
 
 namespace ks = keyschema;
-namespace fs = std::filesystem;
 using ks::testing::in_child;
 using ks::testing::outcome;
 using ks::testing::scratch_tmpfs;
-using ks::testing::temp_dir;
 
 // tmpfs sizes: from a little more than every engine needs for an empty database up to 4 MiB.
 const std::vector<std::string> sizes = {"512k", "640k", "768k", "896k", "1m", "1280k", "1536k", "2m", "3m", "4m"};
@@ -134,11 +127,6 @@ fill_report load(const fs::path& file) {
   std::getline(in, r.freed);
   std::getline(in, r.what);
   return r;
-}
-
-std::string read_all(const fs::path& file) {
-  std::ifstream in(file);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 void write_text(const fs::path& file, const std::string& text) {
@@ -347,41 +335,16 @@ void check_engine(const char* engine, const Options& options) {
   }
   tally t;
   for (const std::string& size : sizes) check_size<Backend>(engine, options, size, t);
-  std::printf("disk_full_test: %s, %zu file system sizes: a child ended by a signal on %d; reopening while full "
+  std::printf("durability disk_full: %s, %zu file system sizes: a child ended by a signal on %d; reopening while full "
               "worked on %d, failed with an error on %d; a commit on the failed handle after freeing space was "
               "acknowledged on %d\n",
               engine, sizes.size(), t.signalled, t.reopened_full, t.refused_full, t.freed_acknowledged);
   CHECK(t.signalled == 0);
 }
 
-TEST_CASE("disk full: leveldb says so, survives, loses nothing", "[leveldb][diskfull]") {
-  check_engine<ks::leveldb_backend>("leveldb", ks::leveldb_options{});
+TEST_CASE("disk full: the write fails with a clear error, the process survives, nothing committed is lost",
+          "[disk_full]") {
+  for (const auto& c : engine::disk_full_configurations()) check_engine<backend_type>(c.label.c_str(), c.options);
 }
 
-TEST_CASE("disk full: leveldb with small memtables (the disk fills in a compaction) says so, survives, loses nothing",
-          "[leveldb][diskfull]") {
-  ks::leveldb_options o;
-  o.write_buffer_bytes = std::size_t{64} << 10;
-  check_engine<ks::leveldb_backend>("leveldb, 64 KiB memtables", o);
-}
-
-TEST_CASE("disk full: lmdb says so, survives, loses nothing", "[lmdb][diskfull]") {
-  check_engine<ks::lmdb_backend>("lmdb", ks::lmdb_options{});
-}
-
-TEST_CASE("disk full: sqlite says so, survives, loses nothing", "[sqlite][diskfull]") {
-  check_engine<ks::sqlite_backend>("sqlite", ks::sqlite_options{});
-}
-
-TEST_CASE("disk full: rocksdb says so, survives, loses nothing", "[rocksdb][diskfull]") {
-  check_engine<ks::rocksdb_backend>("rocksdb", ks::rocksdb_options{});
-}
-
-TEST_CASE("disk full: rocksdb with small memtables (the disk fills in a flush) says so, survives, loses nothing",
-          "[rocksdb][diskfull]") {
-  ks::rocksdb_options o;
-  o.write_buffer_bytes = std::size_t{64} << 10;
-  check_engine<ks::rocksdb_backend>("rocksdb, 64 KiB memtables", o);
-}
-
-}  // namespace disk_full_test
+}  // namespace keyschema::durability::disk_full

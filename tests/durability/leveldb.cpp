@@ -1,111 +1,151 @@
-// tests/unit/leveldb_corruption_test.cpp: damaged LevelDB files are clear errors, never silent loss.
+// tests/durability/leveldb.cpp: the durability checks of keyschema::leveldb_backend that have no
+// counterpart in another engine (the shared ones: cases/, through leveldb_traits.hpp).
 //
-// Each kind of damage is made to a closed database's files and the database reopened with
-// leveldb_backend's defaults: a damaged write-ahead log record (paranoid_checks), a damaged
-// table block (verify_checksums), a damaged MANIFEST, a missing or wrong CURRENT, a missing
-// table file. Also what is not damage: a log that ends in the middle of a record (a crash while
-// appending) opens. And the documented opt-out: paranoid_checks = false drops damaged log blocks.
-// And what LevelDB cannot detect: a synced log shortened by a storage fault rolls back silently.
-#include <catch2/catch.hpp>
+// Power loss: the old logs syncing_env syncs at the next synced write instead of at the switch:
+// unsynced commits across 1, 2 and 5 log switches make no log sync, then one synced commit and a
+// power cut must keep them all (table creation is held back from the last switch on, so the old
+// log is certain to be still needed); a clean close keeps them too; and an old log that cannot be
+// synced fails the synced commit that needed it, and the next one.
+// Damaged files: the documented opt-out (paranoid_checks = false drops damaged log blocks); a
+// damaged table block is an error on read (verify_checksums), and a cursor never steps over a
+// damaged block or a table that cannot be opened silently; what LevelDB cannot detect (a synced
+// log or a MANIFEST shortened by a storage fault rolls back silently); a missing CURRENT in full;
+// which file names count as logs and data files.
+//
+// Compiled with the cases into unit_group_leveldb (see durability.hpp).
+#include <durability/durability.hpp>
 
-#include <keyschema/error.hpp>
 #include <keyschema/leveldb.hpp>
-#include <keyschema/write_batch.hpp>
 
 #include <leveldb/env.h>
 #include <leveldb/slice.h>
 #include <leveldb/status.h>
 
-#include <support/temp_dir.hpp>
-#include <support/thrown.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-// A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
-namespace leveldb_corruption_test {
+namespace keyschema::durability::leveldb_only {
 
-using keyschema::key_range;
-using keyschema::leveldb_backend;
-using keyschema::leveldb_options;
-using keyschema::write_batch;
-using keyschema::write_options;
-namespace fs = std::filesystem;
+using keyschema::testing::power_loss_env;
+using keyschema::testing::power_loss_present_prefix;
+
+// --- power loss ------------------------------------------------------------------------------------
+
+namespace {
+
+leveldb_options options_for(power_loss_env& env) { return leveldb_traits::power_loss_options(env); }
+
+void commit(leveldb_backend& db, std::uint64_t i, bool sync) { keyschema::testing::power_loss_commit(db, i, sync); }
+
+}  // namespace
+
+namespace {
+
+// Commits unsynced from commit next on until LevelDB has created `switches` more log files; table
+// files are held from the last switch on, so the log switched away from last is certain to exist
+// (its memtable not yet in a table) when the caller's next commit runs. REQUIRES: switches >= 1;
+// the caller calls env.release_tables() before destroying db.
+void commit_unsynced_across_switches(leveldb_backend& db, power_loss_env& env, std::uint64_t& next, int switches) {
+  const int logs_before = env.logs_created;
+  while (env.logs_created - logs_before < switches - 1) {
+    REQUIRE(next < 100000);
+    commit(db, next++, false);
+  }
+  env.hold_tables_from_next_log();
+  while (env.logs_created - logs_before < switches) {
+    REQUIRE(next < 100000);
+    commit(db, next++, false);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("leveldb_backend: one synced commit after unsynced ones across log switches makes them all durable",
+          "[power_loss]") {
+  for (const int switches : {1, 2, 5}) {
+    for (const bool synced_before : {false, true}) {
+      INFO(switches << " log switches, a synced commit before them: " << synced_before);
+      temp_dir dir("leveldb-power");
+      const auto path = dir.path() / "db";
+      power_loss_env env;
+      std::uint64_t next = 0;
+      {
+        leveldb_backend db(path, options_for(env));
+        if (synced_before) commit(db, next++, true);
+        const int syncs_before = env.log_syncs;
+        commit_unsynced_across_switches(db, env, next, switches);
+        CHECK(env.log_syncs == syncs_before);  // no write asked for a sync, none was made
+        commit(db, next++, true);              // syncs the old logs still needed, then its own
+        env.cut_power();
+        env.release_tables();
+      }
+      env.restore_power();
+      leveldb_backend db(path, options_for(env));
+      CHECK(power_loss_present_prefix(db) == next);
+    }
+  }
+}
+
+TEST_CASE("leveldb_backend: closing the backend makes unsynced commits across log switches durable",
+          "[power_loss]") {
+  temp_dir dir("leveldb-power");
+  const auto path = dir.path() / "db";
+  power_loss_env env;
+  std::uint64_t next = 0;
+  {
+    leveldb_backend db(path, options_for(env));
+    commit_unsynced_across_switches(db, env, next, 3);
+    env.release_tables();
+  }  // a clean close
+  env.cut_power();
+  env.restore_power();
+  leveldb_backend db(path, options_for(env));
+  CHECK(power_loss_present_prefix(db) == next);
+}
+
+TEST_CASE("leveldb_backend: an old log that cannot be synced fails the synced commit that needs it",
+          "[power_loss]") {
+  temp_dir dir("leveldb-power");
+  const auto path = dir.path() / "db";
+  power_loss_env env;
+  leveldb_backend db(path, options_for(env));
+  std::uint64_t next = 0;
+  commit(db, next++, true);
+  const std::string old_log = env.last_log_created();
+  commit_unsynced_across_switches(db, env, next, 1);
+  REQUIRE(env.last_log_created() != old_log);
+  env.fail_syncs_of(old_log);  // the new log could be synced, but the prefix cannot be promised
+  for (int attempt = 0; attempt < 2; ++attempt) {  // nor by any later synced commit
+    INFO("synced commit " << attempt << " after the failure");
+    try {
+      commit(db, next, true);
+      FAIL("a synced commit returned though an earlier log could not be synced");
+    } catch (const keyschema::backend_error& e) {
+      CHECK(e.native_call() == "leveldb::DB::Write");
+      CHECK(std::string_view(e.what()).find("injected sync failure") != std::string_view::npos);
+      CHECK(std::string_view(e.what()).find(old_log) != std::string_view::npos);
+    }
+  }
+  env.release_tables();
+}
+
+
+// --- damaged files ---------------------------------------------------------------------------------
 
 namespace {
 
 constexpr int record_count = 2000;
-
-std::string record_key(int i) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "r%05d", i);
-  return buf;
-}
-std::string record_value(int i) { return "value-" + std::to_string(i) + std::string(60, 'x'); }
-
-// The indexes of the records present, after checking each one's value.
-std::vector<int> present(const leveldb_backend& db) {
-  std::vector<int> out;
-  for (auto c = db.cursor(key_range{}, nullptr); c.valid(); c.next()) {
-    const int i = std::stoi(std::string(c.key().substr(1)));
-    REQUIRE(c.key() == record_key(i));
-    REQUIRE(c.value() == record_value(i));
-    out.push_back(i);
-  }
-  return out;
-}
-
-// Writes the records, one unsynced commit each. With to_tables they are compacted into table
-// files; otherwise they stay in the write-ahead log (LevelDB does not flush the memtable on close).
-void fill(const fs::path& path, bool to_tables, const leveldb_options& o = {}) {
-  leveldb_backend db(path, o);
-  for (int i = 0; i < record_count; ++i) {
-    write_batch wb;
-    wb.put(record_key(i), record_value(i));
-    db.write(wb, write_options{.sync = false});
-  }
-  if (to_tables) db.compact_range({});
-}
-
-std::vector<fs::path> files_with(const fs::path& dir, std::string_view prefix, std::string_view ext) {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.compare(0, prefix.size(), prefix) == 0 && (ext.empty() || e.path().extension() == ext)) {
-      out.push_back(e.path());
-    }
-  }
-  return out;
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-void overwrite(const fs::path& p, std::uint64_t offset, std::string_view bytes) {
-  std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
-  REQUIRE(f);
-  f.seekp(static_cast<std::streamoff>(offset));
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f);
-}
-
-using keyschema::testing::contains;
-using keyschema::testing::thrown;
 
 // Opening path with o fails with a corruption error of leveldb::DB::Open naming the path.
 void require_open_corruption(const fs::path& path, const leveldb_options& o = {}) {
@@ -147,7 +187,7 @@ gap_scan require_error_before_gap(const leveldb_backend& db, bool reverse) {
 
 // Options whose tables hold their blocks as written (no compression, no filter block), so that a
 // test can find a block by its offset and damage it; env: a test Env, or LevelDB's default.
-leveldb_options raw_table_options(leveldb::Env* env = nullptr) {
+leveldb_options raw_table_options(::leveldb::Env* env = nullptr) {
   leveldb_options o;
   o.compression = false;
   o.bloom_bits_per_key = 0;
@@ -157,58 +197,35 @@ leveldb_options raw_table_options(leveldb::Env* env = nullptr) {
 
 }  // namespace
 
-TEST_CASE("leveldb_backend: a damaged write-ahead log record fails the open", "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
+// The documented opt-out (the refusal by default: cases/damaged_files.cpp).
+TEST_CASE("leveldb_backend: paranoid_checks = false skips a damaged log block and opens", "[damaged_files]") {
+  temp_dir dir("leveldb-corrupt");
   const auto path = dir.path() / "db";
-  fill(path, false);
+  leveldb_fill(path, false);
   const auto logs = files_with(path, "", ".log");
   REQUIRE(logs.size() == 1);
-  const fs::path log = logs.front();
-  const auto size = fs::file_size(log);
-  REQUIRE(size > 100000);  // all 2,000 records are in the log
-  overwrite(log, size / 2, std::string(16, '\x5a'));
-  const std::string damaged = read_all(log);
-
-  SECTION("by default (paranoid_checks): an error, and nothing is dropped") {
-    require_open_corruption(path);
-    CHECK(read_all(log) == damaged);  // the log is left as it was
-    require_open_corruption(path);    // and a second attempt does not "succeed" by dropping
-  }
-  SECTION("paranoid_checks = false: LevelDB skips the damaged log block and opens") {
-    leveldb_options o;
-    o.paranoid_checks = false;
-    leveldb_backend db(path, o);
-    const std::vector<int> found = present(db);
-    CHECK(found.size() < record_count);
-    CHECK(found.size() > record_count / 2);
-    // The loss is a hole, not a tail: records written after the lost ones survive.
-    REQUIRE_FALSE(found.empty());
-    CHECK(found.back() == record_count - 1);
-    CHECK(static_cast<int>(found.size()) != found.back() + 1);
-  }
-}
-
-TEST_CASE("leveldb_backend: a log that ends inside a record (a crash while appending) is not damage",
-          "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
-  const auto path = dir.path() / "db";
-  fill(path, false);
-  const auto logs = files_with(path, "", ".log");
-  REQUIRE(logs.size() == 1);
-  fs::resize_file(logs.front(), fs::file_size(logs.front()) - 10);  // the last record is cut
-  leveldb_backend db(path);
+  const auto size = fs::file_size(logs.front());
+  overwrite(logs.front(), size / 2, std::string(16, '\x5a'));
+  leveldb_options o;
+  o.paranoid_checks = false;
+  leveldb_backend db(path, o);
   const std::vector<int> found = present(db);
-  CHECK(found.size() == record_count - 1);  // exactly the cut record is missing
-  CHECK(found.back() == record_count - 2);
+  CHECK(found.size() < record_count);
+  CHECK(found.size() > record_count / 2);
+  // The loss is a hole, not a tail: records written after the lost ones survive.
+  REQUIRE_FALSE(found.empty());
+  CHECK(found.back() == record_count - 1);
+  CHECK(static_cast<int>(found.size()) != found.back() + 1);
 }
+
 
 // Documents what LevelDB cannot detect (docs/backends/leveldb.md, "What the engine cannot detect"):
 // a log that a storage fault shortened after its records were synced and acknowledged looks like
 // a log that a crash cut while appending, so the database opens without an error and rolls back.
 // Should this ever fail, the engine (or the backend) has learnt to detect it: update the docs.
 TEST_CASE("leveldb_backend: a synced log shortened by a storage fault opens without an error and rolls back",
-          "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
+          "[damaged_files]") {
+  temp_dir dir("leveldb-corrupt");
   const auto path = dir.path() / "db";
   constexpr int commits = 10;
   std::vector<std::uintmax_t> log_size;  // the log's size after each acknowledged, synced commit
@@ -243,8 +260,8 @@ TEST_CASE("leveldb_backend: a synced log shortened by a storage fault opens with
 // that compaction, whose log LevelDB had already deleted: the compacted commits are gone, without
 // an error (the table now listed nowhere is deleted as obsolete).
 TEST_CASE("leveldb_backend: a MANIFEST shortened by a storage fault opens without an error and rolls back",
-          "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
+          "[damaged_files]") {
+  temp_dir dir("leveldb-corrupt");
   const auto path = dir.path() / "db";
   constexpr int commits = 20;
   {
@@ -265,11 +282,11 @@ TEST_CASE("leveldb_backend: a MANIFEST shortened by a storage fault opens withou
   CHECK(found == std::vector<int>{10, 11, 12, 13, 14, 15, 16, 17, 18, 19});  // 0 to 9 lost, no error
 }
 
-TEST_CASE("leveldb_backend: a damaged table block is an error on read by default", "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
+TEST_CASE("leveldb_backend: a damaged table block is an error on read by default", "[damaged_files]") {
+  temp_dir dir("leveldb-corrupt");
   const auto path = dir.path() / "db";
   const leveldb_options o = raw_table_options();
-  fill(path, true, o);
+  leveldb_fill(path, true, o);
   const auto tables = files_with(path, "", ".ldb");
   REQUIRE_FALSE(tables.empty());
   for (const auto& t : tables) overwrite(t, 40, "XXXXXXXX");  // inside the first data block
@@ -295,24 +312,24 @@ TEST_CASE("leveldb_backend: a damaged table block is an error on read by default
   }
 }
 
-TEST_CASE("leveldb_backend: a damaged MANIFEST fails the open", "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
+// The refusal with the defaults: cases/damaged_files.cpp.
+TEST_CASE("leveldb_backend: a damaged MANIFEST fails the open with paranoid_checks off too", "[damaged_files]") {
+  temp_dir dir("leveldb-corrupt");
   const auto path = dir.path() / "db";
-  fill(path, true);
+  leveldb_fill(path, true);
   const auto manifests = files_with(path, "MANIFEST-", "");
   REQUIRE(manifests.size() == 1);
   overwrite(manifests.front(), 10, std::string(16, '\x5a'));
-  require_open_corruption(path);
   leveldb_options lax;
   lax.paranoid_checks = false;
   require_open_corruption(path, lax);  // LevelDB checks the MANIFEST either way
 }
 
-TEST_CASE("leveldb_backend: a missing CURRENT is refused, not replaced by an empty database", "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
+TEST_CASE("leveldb_backend: a missing CURRENT is refused, not replaced by an empty database", "[damaged_files]") {
+  temp_dir dir("leveldb-corrupt");
   const auto path = dir.path() / "db";
-  fill(path, true);
-  fill(path, false);  // the records again, now also in a log
+  leveldb_fill(path, true);
+  leveldb_fill(path, false);  // the records again, now also in a log
   REQUIRE_FALSE(files_with(path, "", ".ldb").empty());
   REQUIRE_FALSE(files_with(path, "", ".log").empty());
   fs::remove(path / "CURRENT");
@@ -341,8 +358,8 @@ TEST_CASE("leveldb_backend: a missing CURRENT is refused, not replaced by an emp
 }
 
 TEST_CASE("leveldb_backend: a directory with only a MANIFEST (a crash while creating) is created anew",
-          "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
+          "[damaged_files]") {
+  temp_dir dir("leveldb-corrupt");
   const auto path = dir.path() / "db";
   { leveldb_backend db(path); }
   for (const auto& f : files_with(path, "", ".log")) fs::remove(f);
@@ -351,25 +368,9 @@ TEST_CASE("leveldb_backend: a directory with only a MANIFEST (a crash while crea
   CHECK(present(db).empty());
 }
 
-TEST_CASE("leveldb_backend: CURRENT naming a missing MANIFEST fails the open", "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
-  const auto path = dir.path() / "db";
-  fill(path, true);
-  std::ofstream(path / "CURRENT", std::ios::binary | std::ios::trunc) << "MANIFEST-999999\n";
-  require_open_corruption(path);
-}
 
-TEST_CASE("leveldb_backend: a missing table file fails the open", "[leveldb][corruption]") {
-  keyschema::testing::temp_dir dir("leveldb-corrupt");
-  const auto path = dir.path() / "db";
-  fill(path, true);
-  const auto tables = files_with(path, "", ".ldb");
-  REQUIRE_FALSE(tables.empty());
-  fs::remove(tables.front());
-  require_open_corruption(path);
-}
 
-TEST_CASE("leveldb_backend: which file names count as LevelDB logs and data files", "[leveldb][corruption]") {
+TEST_CASE("leveldb_backend: which file names count as LevelDB logs and data files", "[damaged_files]") {
   using keyschema::leveldb_detail::leveldb_is_data_file;
   using keyschema::leveldb_detail::leveldb_is_log_file;
   CHECK(leveldb_is_log_file("/data/db/000123.log"));
@@ -385,15 +386,15 @@ TEST_CASE("leveldb_backend: which file names count as LevelDB logs and data file
   }
 }
 
-TEST_CASE("leveldb_backend: a cursor never steps over a damaged block silently", "[leveldb][corruption]") {
+TEST_CASE("leveldb_backend: a cursor never steps over a damaged block silently", "[damaged_files]") {
   // LevelDB's iterator skips a data block it cannot read, records the error and stays Valid() on
   // the entries after the block. A cursor that checked the status only at the end of its range
   // (or every N steps) would hand a scan stopped early, by limit() or a break, the entries after
   // the gap as if nothing were missing. The cursor must throw before any entry after the gap.
-  keyschema::testing::temp_dir dir("leveldb-gap");
+  temp_dir dir("leveldb-gap");
   const auto path = dir.path() / "db";
   const leveldb_options o = raw_table_options();
-  fill(path, true, o);
+  leveldb_fill(path, true, o);
   const auto tables = files_with(path, "", ".ldb");
   REQUIRE(tables.size() == 1);
   const auto size = fs::file_size(tables[0]);
@@ -540,7 +541,7 @@ std::vector<table_entry> table_list(const leveldb_backend& db) {
 }
 
 TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a cursor checks after every step",
-          "[leveldb][corruption]") {
+          "[damaged_files]") {
   // A cursor asks LevelDB's iterator for its status only after a step that read a table file
   // (detail/read_counting_env.hpp): a block that fails its checksum is never cached, so every
   // step over it reads. Without verify_checksums (or paranoid_checks, for a table's index) a
@@ -548,11 +549,11 @@ TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a curso
   // without reading anything: the cursor must then check after every step. The damage here
   // (a block's restart count far larger than the block) makes LevelDB refuse the block's
   // contents; read into the caller's buffer (copying_env), the block is cached.
-  keyschema::testing::temp_dir dir("leveldb-cached-gap");
+  temp_dir dir("leveldb-cached-gap");
   const auto path = dir.path() / "db";
   copying_env env;
   const leveldb_options o = raw_table_options(&env);
-  fill(path, true, o);
+  leveldb_fill(path, true, o);
   const auto tables = files_with(path, "", ".ldb");
   REQUIRE(tables.size() == 1);
   const std::vector<block_handle> blocks = data_blocks(tables[0]);
@@ -582,13 +583,13 @@ TEST_CASE("leveldb_backend: without verify_checksums or paranoid_checks, a curso
   }
 }
 
-TEST_CASE("leveldb_backend: a cursor never steps over a table that cannot be opened silently", "[leveldb][corruption]") {
+TEST_CASE("leveldb_backend: a cursor never steps over a table that cannot be opened silently", "[damaged_files]") {
   // The sibling of a damaged block: LevelDB opens the tables of levels 1 and up when an iterator
   // first reaches them, and one it cannot open is skipped like an unreadable block (an error
   // iterator, the error recorded, the iterator Valid() on the next table). The failed open reads
   // nothing, and the next table may be open with its blocks cached already, so that step reads
   // nothing either: the cursor must count the open itself (detail/read_counting_env.hpp).
-  keyschema::testing::temp_dir dir("leveldb-table-gap");
+  temp_dir dir("leveldb-table-gap");
   const auto path = dir.path() / "db";
   copying_env env;
   leveldb_options o = raw_table_options(&env);
@@ -632,4 +633,4 @@ TEST_CASE("leveldb_backend: a cursor never steps over a table that cannot be ope
   }
 }
 
-}  // namespace leveldb_corruption_test
+}  // namespace keyschema::durability::leveldb_only

@@ -1,4 +1,4 @@
-// tests/unit/leveldb_power_loss_env.hpp: a leveldb::Env that simulates a power loss.
+// tests/durability/leveldb_power_loss_env.hpp: a leveldb::Env that simulates a power loss.
 //
 // keyschema::testing::power_loss_env wraps leveldb::Env::Default() and models what survives a
 // power cut, after LevelDB's own db/fault_injection_test.cc: for every file created or opened for

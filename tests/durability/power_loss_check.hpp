@@ -1,5 +1,6 @@
-// tests/unit/power_loss_check.hpp: the commit stream and prefix check of the power-loss
-// simulations (leveldb_power_loss_test.cpp, rocksdb_power_loss_test.cpp).
+// tests/durability/power_loss_check.hpp: the commit stream and prefix check of the power-loss
+// simulations of the durability suite (cases/power_loss.cpp and the engines' own cases in
+// leveldb.cpp, rocksdb.cpp).
 //
 // check_power_loss_prefix<Backend, Env>(engine, options_for) runs the simulation on one backend:
 // a writer commits a stream of batches, a random mix of synced and unsynced, into a database with
@@ -31,6 +32,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <keyschema/backend.hpp>
 #include <keyschema/write_batch.hpp>
 
 #include <support/temp_dir.hpp>

@@ -1,4 +1,4 @@
-// tests/unit/rocksdb_power_loss_env.hpp: a RocksDB environment that simulates a power loss.
+// tests/durability/rocksdb_power_loss_env.hpp: a RocksDB environment that simulates a power loss.
 //
 // RocksDB 7 does its file I/O through env->GetFileSystem(), not through the Env's own file
 // methods, so the fault injection is a rocksdb::FileSystemWrapper around
