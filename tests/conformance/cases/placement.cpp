@@ -134,9 +134,14 @@ std::vector<std::string> all_keys(const Backend& b, bool reverse) {
 // RocksDB's column families), each placement holds the keys of its keyspaces and no others: `n`
 // keys of placed_schema's body ("content"), `q` of its queue entries, index and counts ("queues"),
 // `d` in the default placement. Other backends: nothing to check here.
-template <class Backend>
+// F is backend_factory, a template parameter so that the check stays a substitution (a factory
+// without placement_keys is no error).
+template <class F, class Backend>
+concept reads_placements = requires(Backend& b) { F::placement_keys(b, std::string_view()); };
+
+template <class Backend, class F = backend_factory>
 void check_engine_placements(Backend& b, std::size_t n, std::size_t q, std::size_t d) {
-  if constexpr (requires { backend_factory::placement_keys(b, std::string_view()); }) {
+  if constexpr (reads_placements<F, Backend>) {
     const std::string body_prefix = ks::detail::placement_prefix<body>();
     const std::vector<std::string> queue_prefixes = {ks::detail::placement_prefix<queue_entry>(),
                                                      ks::detail::placement_prefix<priority_index>(),
@@ -145,9 +150,9 @@ void check_engine_placements(Backend& b, std::size_t n, std::size_t q, std::size
       return std::any_of(queue_prefixes.begin(), queue_prefixes.end(),
                          [&](const std::string& p) { return k.starts_with(p); });
     };
-    const auto content = backend_factory::placement_keys(b, "content");
-    const auto queues = backend_factory::placement_keys(b, "queues");
-    const auto rest = backend_factory::placement_keys(b, "");
+    const auto content = F::placement_keys(b, "content");
+    const auto queues = F::placement_keys(b, "queues");
+    const auto rest = F::placement_keys(b, "");
     REQUIRE((content && queues && rest));
     CHECK(content->size() == n);
     CHECK(queues->size() == q);
@@ -159,11 +164,11 @@ void check_engine_placements(Backend& b, std::size_t n, std::size_t q, std::size
 }
 
 // After moving every keyspace back to the default placement: "content" and "queues" hold nothing.
-template <class Backend>
+template <class Backend, class F = backend_factory>
 void check_engine_placements_empty(Backend& b) {
-  if constexpr (requires { backend_factory::placement_keys(b, std::string_view()); }) {
-    CHECK(backend_factory::placement_keys(b, "content") == std::optional(std::vector<std::string>{}));
-    CHECK(backend_factory::placement_keys(b, "queues") == std::optional(std::vector<std::string>{}));
+  if constexpr (reads_placements<F, Backend>) {
+    CHECK(F::placement_keys(b, "content") == std::optional(std::vector<std::string>{}));
+    CHECK(F::placement_keys(b, "queues") == std::optional(std::vector<std::string>{}));
   }
 }
 
