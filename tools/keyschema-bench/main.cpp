@@ -241,28 +241,59 @@ bool no_expiry(std::string_view meta) { return meta.substr(0, 8) == std::string_
 // The expiry workload's message id: 20 % with an expiry (already due when swept), the others none.
 std::uint64_t expiry_at(std::uint64_t id) { return id % 5 == 0 ? 1000 + id : 0; }
 
-// Publishes `n` messages round-robin over `queues` queues, 100 per committed batch (fewer when
-// the backend's writes take fewer operations: 3 per message and one count per queue touched).
-template <class Store>
+// Consumes every queue from its head: per queue, page(queue) as one timed operation (it returns
+// the messages it consumed) until a page returns fewer than `per`.
+template <class Page>
+void consume_queues(const sizes& sz, std::size_t per, cmp::probe& p, Page&& page) {
+  for (std::uint64_t q = 0; q < sz.queues; ++q) {
+    const std::string name = queue_name(q);
+    for (;;) {
+      std::uint64_t got = 0;
+      p.op([&] { return got = page(name); });
+      if (got < per) break;
+    }
+  }
+}
+
+// 64 KiB bodies (large): stored as chunks of 16 KiB.
+const std::string body_64k(64 * 1024, 'b');
+constexpr std::size_t chunk_16k = 16 * 1024;
+
+// Publishes `n` messages round-robin over `queues` queues, 100 per commit (fewer when the
+// backend's writes take fewer operations: 3 per message, or 8 for a large one, and one count per
+// queue touched): each message's content, metadata, index entry, and the counts of the queues
+// the commit touched. The content: 1 KiB in one value, written in a batch; or, when `large`, a
+// 64 KiB body in chunks of 16 KiB (put_chunked: a header and 4 chunks under one message), written
+// in a transaction (put_chunked needs one). Content: the content keyspace, message_content or
+// content_placed (the placed variant).
+template <class Content = message_content, class Store>
 void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p,
-             const std::string& workload = "publish") {
+             const std::string& workload = "publish", bool large = false) {
   std::map<std::string, std::int64_t> counts;
-  const std::uint64_t per = fit_batch(db, p != nullptr ? workload.c_str() : "publish (preparation, not timed)", 100, 3, 1300,
-                                      [&](std::size_t k) { return std::min<std::size_t>(k, queues); });
+  const std::string name = p != nullptr ? workload : std::string(large ? "publish_64k" : "publish") + " (preparation, not timed)";
+  auto per_queue = [&](std::size_t k) { return std::min<std::size_t>(k, queues); };
+  const std::uint64_t per = large ? fit_batch(db, name.c_str(), 100, 8, body_64k.size() + 200, per_queue)
+                                  : fit_batch(db, name.c_str(), 100, 3, 1300, per_queue);
   for (std::uint64_t first = 0; first < n; first += per) {
     const std::uint64_t last = std::min(n, first + per);
-    auto commit = [&] {
-      auto b = db.batch();
+    auto write = [&](auto&& w) {
       std::map<std::string, std::int64_t> touched;
       for (std::uint64_t id = first; id < last; ++id) {
         const std::string q = queue_name(id % queues);
-        b.template put<message_content>({id, 0u}, content_1k);
-        b.template put<message_metadata>({q, id}, metadata);
-        b.template put<message_index>({id}, q);
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(w)>, decltype(db.batch())>)
+          w.template put<Content>({id, 0u}, content_1k);
+        else
+          ks::put_chunked<Content>(w, {id}, body_64k, chunk_16k);
+        w.template put<message_metadata>({q, id}, metadata);
+        w.template put<message_index>({id}, q);
         touched[q] = ++counts[q];
       }
-      for (const auto& [q, c] : touched) b.template put<message_count>({q}, c);
-      b.commit(wo);
+      for (const auto& [q, c] : touched) w.template put<message_count>({q}, c);
+      w.commit(wo);
+    };
+    auto commit = [&] {
+      if (large) write(db.transaction());
+      else write(db.batch());
     };
     if (p != nullptr) p->op(commit, last - first);
     else commit();
@@ -273,38 +304,9 @@ auto publish_workload(std::string name, std::uint64_t messages, std::uint64_t qu
   return [name, messages, queues](auto& db, cmp::probe& p) { publish(db, messages, queues, p.write(), &p, name); };
 }
 
-// 64 KiB bodies stored as chunks of 16 KiB (put_chunked: a header and 4 chunks under one
-// message), with metadata, index entry and count, 100 messages per transaction. Content: the
-// content keyspace, message_content or content_placed (the placed variant, below).
-const std::string body_64k(64 * 1024, 'b');
-constexpr std::size_t chunk_16k = 16 * 1024;
-template <class Content, class Store>
-void publish_64k(Store& db, const sizes& sz, ks::write_options wo, cmp::probe* p, const char* workload) {
-  std::map<std::string, std::int64_t> counts;
-  const std::uint64_t per = fit_batch(db, workload, 100, 8, body_64k.size() + 200,
-                                      [&](std::size_t k) { return std::min<std::size_t>(k, sz.queues); });
-  for (std::uint64_t first = 0; first < sz.chunked; first += per) {
-    const std::uint64_t last = std::min(sz.chunked, first + per);
-    auto commit = [&] {
-      auto tx = db.transaction();
-      std::map<std::string, std::int64_t> touched;
-      for (std::uint64_t id = first; id < last; ++id) {
-        const std::string q = queue_name(id % sz.queues);
-        ks::put_chunked<Content>(tx, {id}, body_64k, chunk_16k);
-        tx.template put<message_metadata>({q, id}, metadata);
-        tx.template put<message_index>({id}, q);
-        touched[q] = ++counts[q];
-      }
-      for (const auto& [q, c] : touched) tx.template put<message_count>({q}, c);
-      tx.commit(wo);
-    };
-    if (p != nullptr) p->op(commit, last - first);
-    else commit();
-  }
-}
 template <class Content = message_content>
 auto publish_64k_workload(const sizes& sz, const char* name = "publish_64k") {
-  return [sz, name](auto& db, cmp::probe& p) { publish_64k<Content>(db, sz, p.write(), &p, name); };
+  return [sz, name](auto& db, cmp::probe& p) { publish<Content>(db, sz.chunked, sz.queues, p.write(), &p, name, true); };
 }
 // The body of message id, read whole (read_chunked); its size checked.
 template <class Content, class Store>
@@ -318,30 +320,22 @@ void read_body(Store& db, std::uint64_t id) {
 template <class Content = message_content>
 auto consume_64k_workload(const sizes& sz, const char* name = "consume_64k") {
   return [sz, name](auto& db, cmp::probe& p) {
-    publish_64k<Content>(db, sz, {.sync = false}, nullptr, "consume_64k (preparation, not timed)");
+    publish<Content>(db, sz.chunked, sz.queues, {.sync = false}, nullptr, {}, true);
     const std::size_t per = fit_batch(db, name, 100, 8, 200, [](std::size_t) { return std::size_t{1}; });
-    for (std::uint64_t q = 0; q < sz.queues; ++q) {
-      const std::string name_q = queue_name(q);
-      for (;;) {
-        std::uint64_t got = 0;
-        p.op([&] {
-          auto tx = db.transaction();
-          std::vector<std::uint64_t> ids;
-          for (const auto& m : tx.template scan<message_metadata>(name_q).limit(per)) ids.push_back(m.template get<"message_id">());
-          for (const std::uint64_t id : ids) {
-            read_body<Content>(tx, id);
-            ks::erase_chunked<Content>(tx, {id});
-            tx.template erase<message_metadata>({name_q, id});
-            tx.template erase<message_index>({id});
-          }
-          got = ids.size();
-          tx.template put<message_count>({name_q}, tx.template get<message_count>({name_q}).value_or(0) - static_cast<std::int64_t>(got));
-          tx.commit(p.write());
-          return got;
-        });
-        if (got < per) break;
+    consume_queues(sz, per, p, [&](const std::string& q) {
+      auto tx = db.transaction();
+      std::vector<std::uint64_t> ids;
+      for (const auto& m : tx.template scan<message_metadata>(q).limit(per)) ids.push_back(m.template get<"message_id">());
+      for (const std::uint64_t id : ids) {
+        read_body<Content>(tx, id);
+        ks::erase_chunked<Content>(tx, {id});
+        tx.template erase<message_metadata>({q, id});
+        tx.template erase<message_index>({id});
       }
-    }
+      tx.template put<message_count>({q}, tx.template get<message_count>({q}).value_or(0) - static_cast<std::int64_t>(ids.size()));
+      tx.commit(p.write());
+      return ids.size();
+    });
   };
 }
 // browse of 64 KiB bodies: 5 rounds over every queue, each a scan of its metadata and a read of
@@ -349,7 +343,7 @@ auto consume_64k_workload(const sizes& sz, const char* name = "consume_64k") {
 template <class Content = message_content>
 auto browse_64k_workload(const sizes& sz) {
   return [sz](auto& db, cmp::probe& p) {
-    publish_64k<Content>(db, sz, {.sync = false}, nullptr, "browse_64k (preparation, not timed)");
+    publish<Content>(db, sz.chunked, sz.queues, {.sync = false}, nullptr, {}, true);
     for (int round = 0; round < 5; ++round)
       for (std::uint64_t q = 0; q < sz.queues; ++q)
         p.op([&] {
@@ -424,28 +418,22 @@ auto consume_workload(const sizes& sz) {
     publish(db, sz.messages, sz.queues, {.sync = false}, nullptr);
     // 3 erases per message and the count.
     const std::size_t per = fit_batch(db, "consume", 100, 3, 200, [](std::size_t) { return std::size_t{1}; });
-    for (std::uint64_t q = 0; q < sz.queues; ++q) {
-      const std::string name = queue_name(q);
-      for (;;) {
-        std::uint64_t got = 0;
-        p.op([&] {
-          auto b = db.batch();
-          for (const auto& m : db.template scan<message_metadata>(name).limit(per)) {
-            const std::uint64_t id = m.template get<"message_id">();
-            if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("consume: content missing");
-            b.template erase<message_content>({id, 0u});
-            b.template erase<message_metadata>({name, id});
-            b.template erase<message_index>({id});
-            ++got;
-          }
-          const std::int64_t left = db.template get<message_count>({name}).value_or(0) - static_cast<std::int64_t>(got);
-          b.template put<message_count>({name}, left);
-          b.commit(p.write());
-          return got;
-        });
-        if (got < per) break;
+    consume_queues(sz, per, p, [&](const std::string& q) {
+      std::uint64_t got = 0;
+      auto b = db.batch();
+      for (const auto& m : db.template scan<message_metadata>(q).limit(per)) {
+        const std::uint64_t id = m.template get<"message_id">();
+        if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("consume: content missing");
+        b.template erase<message_content>({id, 0u});
+        b.template erase<message_metadata>({q, id});
+        b.template erase<message_index>({id});
+        ++got;
       }
-    }
+      const std::int64_t left = db.template get<message_count>({q}).value_or(0) - static_cast<std::int64_t>(got);
+      b.template put<message_count>({q}, left);
+      b.commit(p.write());
+      return got;
+    });
   };
 }
 
@@ -731,12 +719,17 @@ void preload_topics(Store& db, const sizes& sz) {
     b.commit({.sync = false});
   }
 }
+// The topics' names in key order.
+std::vector<std::string> sorted_topic_names(const sizes& sz) {
+  std::vector<std::string> names;
+  for (std::uint64_t t = 0; t < sz.topics; ++t) names.push_back("topic-" + std::to_string(t));
+  std::sort(names.begin(), names.end());
+  return names;
+}
 auto recovery_workload(const sizes& sz, bool grouped) {
   return [sz, grouped](auto& db, cmp::probe& p) {
     preload_topics(db, sz);
-    std::vector<std::string> names;
-    for (std::uint64_t t = 0; t < sz.topics; ++t) names.push_back("topic-" + std::to_string(t));
-    std::sort(names.begin(), names.end());
+    const std::vector<std::string> names = sorted_topic_names(sz);
     p.op([&] {
       std::uint64_t entries = 0, topics = 0;
       if (grouped) {
@@ -824,6 +817,27 @@ struct native_kv {
   }
   // The engine's compaction of everything (LevelDB, RocksDB: CompactRange); others: nothing.
   virtual void compact() {}
+  // Whether the commits from now on are durable (the durability the side was opened with, until
+  // changed): WriteOptions::sync, MDB_NOSYNC, PRAGMA synchronous. Not while another thread writes.
+  virtual void set_sync(bool on) = 0;
+  bool sync() const noexcept { return sync_; }
+
+ protected:
+  bool sync_ = false;
+};
+
+// Preparation (not timed) writes unsynced, as the keyschema workloads' preparation does
+// ({.sync = false}); the side's durability comes back at the end of the scope.
+class unsynced {
+ public:
+  explicit unsynced(native_kv& db) : db_(db), was_(db.sync()) { db_.set_sync(false); }
+  ~unsynced() { db_.set_sync(was_); }
+  unsynced(const unsynced&) = delete;
+  unsynced& operator=(const unsynced&) = delete;
+
+ private:
+  native_kv& db_;
+  bool was_;
 };
 std::string native_key(const std::string& k) { return "KV." + k; }
 
@@ -924,9 +938,10 @@ class leveldb_native final : public native_kv {
     const auto s = ::leveldb::DB::Open(o, (dir / "native").string(), &db);
     if (!s.ok()) throw std::runtime_error("leveldb::DB::Open: " + s.ToString());
     db_.reset(db);
-    wo_.sync = sync;
+    set_sync(sync);
     ro_.verify_checksums = setup.has("verify_checksums");
   }
+  void set_sync(bool on) override { wo_.sync = sync_ = on; }
   ~leveldb_native() override { db_.reset(); }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     ::leveldb::WriteBatch& b = kept_batch<::leveldb::WriteBatch>();
@@ -987,6 +1002,7 @@ class lmdb_native final : public native_kv {
     check(::mdb_env_create(&env_), "mdb_env_create");
     check(::mdb_env_set_mapsize(env_, std::size_t{4} << 30), "mdb_env_set_mapsize");
     const unsigned flags = (setup.has("notls") ? MDB_NOTLS : 0u) | (sync ? 0u : MDB_NOSYNC);
+    sync_ = sync;
     check(::mdb_env_open(env_, dir.c_str(), flags, 0644), "mdb_env_open");
     MDB_txn* txn = nullptr;
     check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
@@ -996,6 +1012,10 @@ class lmdb_native final : public native_kv {
   ~lmdb_native() override {
     for (MDB_txn* t : readers_) ::mdb_txn_abort(t);  // reset transactions: any thread may end them
     ::mdb_env_close(env_);
+  }
+  void set_sync(bool on) override {
+    check(::mdb_env_set_flags(env_, MDB_NOSYNC, on ? 0 : 1), "mdb_env_set_flags");
+    sync_ = on;
   }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     MDB_txn* txn = nullptr;
@@ -1188,9 +1208,10 @@ class rocksdb_native final : public native_kv {
     ::rocksdb::DB* db = nullptr;
     check(::rocksdb::DB::Open(o, (dir / "native").string(), &db), "rocksdb::DB::Open");
     db_.reset(db);
-    wo_.sync = sync;
+    set_sync(sync);
     ro_.verify_checksums = true;  // RocksDB's default too
   }
+  void set_sync(bool on) override { wo_.sync = sync_ = on; }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     ::rocksdb::WriteBatch& b = kept_batch<::rocksdb::WriteBatch>();
     for (std::size_t i = first; i < last; ++i) b.Put(native_key(keys[i]), value_150);
@@ -1261,12 +1282,9 @@ class sqlite_native final : public native_kv {
     fs::create_directories(dir);
     check(::sqlite3_open_v2((dir / "native.sqlite3").c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
           "sqlite3_open_v2");
-    if (setup.has("wal")) {
-      exec("PRAGMA journal_mode = WAL");
-      exec(sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
-    } else if (!sync) {
-      exec("PRAGMA synchronous = OFF");
-    }
+    wal_ = setup.has("wal");
+    if (wal_) exec("PRAGMA journal_mode = WAL");
+    set_sync(sync);
     if (setup.has("cache_8mib")) exec("PRAGMA cache_size = -8192");
     exec("CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) STRICT, WITHOUT ROWID");
     put_ = prepare("INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)");
@@ -1282,6 +1300,13 @@ class sqlite_native final : public native_kv {
   ~sqlite_native() override {
     for (sqlite3_stmt* st : {put_, get_, del_, range_, scan_, erase_range_, begin_, commit_}) ::sqlite3_finalize(st);
     ::sqlite3_close(db_);
+  }
+  // WAL: FULL, or NORMAL at sync off; the rollback journal (the user view): FULL (SQLite's
+  // default), or OFF.
+  void set_sync(bool on) override {
+    std::lock_guard lk(mu_);
+    exec(on ? "PRAGMA synchronous = FULL" : wal_ ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = OFF");
+    sync_ = on;
   }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     std::lock_guard lk(mu_);
@@ -1404,6 +1429,7 @@ class sqlite_native final : public native_kv {
     step_done(put_, "INSERT");
   }
   std::mutex mu_;  // one thread at a time on the connection and its statements
+  bool wal_ = false;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* put_ = nullptr;
   sqlite3_stmt* get_ = nullptr;
@@ -1429,6 +1455,8 @@ std::string be(std::uint64_t v, int bytes) {
 // chunk_size (the chunks only: no header, no erase of a previous value). Not timed when p is null.
 void publish_native(native_kv& db, std::uint64_t messages, std::uint64_t queues, std::size_t chunk_size,
                     cmp::probe* p) {
+  std::optional<unsynced> preparing;
+  if (p == nullptr) preparing.emplace(db);
   std::map<std::string, std::int64_t> counts;
   const std::string content(1024, 'c'), meta(64, 'm');
   std::vector<std::pair<std::string, std::string>> kvs;
@@ -1542,39 +1570,51 @@ void browse_native(native_kv& db, const sizes& sz, cmp::probe& p) {
     }
 }
 
-// consume: per queue, pages of `per` messages from the head: each message's content read, its
-// three keys erased and the queue's count written, one commit per page.
-void consume_native(native_kv& db, const sizes& sz, std::size_t per, cmp::probe& p) {
-  publish_native(db, sz.messages, sz.queues, 0, nullptr);
+// The 64 KiB body of message id (publish_native's chunks "M" id chunk), read by a scan of its
+// chunks into body; their keys appended to *keys when keys is not null.
+std::size_t read_body_native(native_kv& db, std::uint64_t id, std::string& body, std::vector<std::string>* keys) {
+  body.clear();
+  db.scan(content_prefix(id), {}, static_cast<std::size_t>(-1), [&](std::string_view k, std::string_view v) {
+    body.append(v);
+    if (keys != nullptr) keys->emplace_back(k);
+    return true;
+  });
+  if (body.size() != body_64k.size()) throw std::runtime_error("64 KiB native: body of message " + std::to_string(id) + " incomplete");
+  return body.size();
+}
+// The ids of the first `limit` messages of a queue (a scan of its metadata), into ids.
+void queue_ids(native_kv& db, const std::string& queue, std::size_t limit, std::vector<std::uint64_t>& ids) {
+  ids.clear();
+  db.scan(meta_prefix(queue), {}, limit, [&](std::string_view k, std::string_view) {
+    ids.push_back(from_be(k));
+    return true;
+  });
+}
+
+// consume: per queue, pages of `per` messages from the head: each message's content read (the
+// 1 KiB value; chunk_size != 0: the 64 KiB body's chunks, by a scan), its keys erased and the
+// queue's count written, one commit per page.
+void consume_native(native_kv& db, const sizes& sz, std::size_t per, std::size_t chunk_size, cmp::probe& p) {
+  publish_native(db, chunk_size == 0 ? sz.messages : sz.chunked, sz.queues, chunk_size, nullptr);
   std::vector<std::uint64_t> ids;
-  native_pairs puts;
   std::vector<std::string> gone;
   std::string v;
-  for (std::uint64_t q = 0; q < sz.queues; ++q) {
-    const std::string name = queue_name(q);
-    for (;;) {
-      std::uint64_t got = 0;
-      p.op([&] {
-        ids.clear();
-        gone.clear();
-        db.scan(meta_prefix(name), {}, per, [&](std::string_view k, std::string_view) {
-          ids.push_back(from_be(k));
-          return true;
-        });
-        for (const std::uint64_t id : ids) {
-          if (!db.get_raw(native_content_key(id), v)) throw std::runtime_error("consume native: content missing");
-          gone.push_back(native_content_key(id));
-          gone.push_back(meta_key(name, id));
-          gone.push_back(index_key(id));
-        }
-        got = ids.size();
-        puts.assign({{count_key(name), be(static_cast<std::uint64_t>(native_count(db, name) - static_cast<std::int64_t>(got)), 8)}});
-        db.apply(puts, gone);
-        return got;
-      });
-      if (got < per) break;
+  consume_queues(sz, per, p, [&](const std::string& q) {
+    queue_ids(db, q, per, ids);
+    gone.clear();
+    for (const std::uint64_t id : ids) {
+      if (chunk_size != 0) {
+        read_body_native(db, id, v, &gone);
+      } else {
+        if (!db.get_raw(native_content_key(id), v)) throw std::runtime_error("consume native: content missing");
+        gone.push_back(native_content_key(id));
+      }
+      gone.push_back(meta_key(q, id));
+      gone.push_back(index_key(id));
     }
-  }
+    db.apply({{count_key(q), be(static_cast<std::uint64_t>(native_count(db, q) - static_cast<std::int64_t>(ids.size())), 8)}}, gone);
+    return ids.size();
+  });
 }
 
 // drain: queue 0's metadata, every content and index entry (erase_prefix: the engine's way), then
@@ -1593,7 +1633,7 @@ void drain_native(native_kv& db, const sizes& sz, cmp::probe& p) {
 // compaction when `compacted`.
 void drained_lookup_native(native_kv& db, const sizes& sz, bool compacted, cmp::probe& p) {
   publish_native(db, sz.messages, 1, 0, nullptr);
-  drain_native_queue0(db);
+  drain_native_queue0(db);  // at the durability of the keyschema side's drain (p.write())
   if (compacted) db.compact();
   const std::string prefix = meta_prefix(queue_name(0));
   for (std::uint64_t i = 0; i < sz.lookups; ++i)
@@ -1680,6 +1720,7 @@ std::size_t sweep_batch_native(native_kv& db, std::size_t limit, Extra&& extra, 
 void expiry_native(native_kv& db, const sizes& sz, cmp::probe& p) {
   std::uint64_t due = 0;
   native_pairs kvs;
+  std::optional<unsynced> preparing{std::in_place, db};
   for (std::uint64_t first = 0; first < sz.messages; first += 100) {
     kvs.clear();
     for (std::uint64_t id = first; id < std::min(sz.messages, first + 100); ++id) {
@@ -1691,6 +1732,7 @@ void expiry_native(native_kv& db, const sizes& sz, cmp::probe& p) {
     }
     db.write_pairs(kvs);
   }
+  preparing.reset();
   p.op([&] {
     std::size_t n = 0;
     auto commit = [&](const std::vector<std::string>& gone) { db.apply({}, gone); };
@@ -1705,15 +1747,14 @@ void expiry_native(native_kv& db, const sizes& sz, cmp::probe& p) {
 void recovery_native(native_kv& db, const sizes& sz, bool grouped, cmp::probe& p) {
   native_pairs kvs;
   const std::string meta(64, 'm');
+  const unsynced preparing(db);
   for (std::uint64_t first = 0; first < sz.topics; first += 500) {
     kvs.clear();
     for (std::uint64_t t = first; t < std::min(sz.topics, first + 500); ++t)
       for (std::uint64_t m = 0; m < 2; ++m) kvs.emplace_back(meta_key("topic-" + std::to_string(t), m), meta);
     db.write_pairs(kvs);
   }
-  std::vector<std::string> names;
-  for (std::uint64_t t = 0; t < sz.topics; ++t) names.push_back("topic-" + std::to_string(t));
-  std::sort(names.begin(), names.end());
+  const std::vector<std::string> names = sorted_topic_names(sz);
   p.op([&] {
     std::uint64_t entries = 0, topics = 0;
     if (grouped) {
@@ -1741,48 +1782,7 @@ void recovery_native(native_kv& db, const sizes& sz, bool grouped, cmp::probe& p
   });
 }
 
-// 64 KiB bodies (publish_native's chunks "M" id chunk): consume reads each body by a scan of its
-// chunks and erases them with the metadata and index entry, per queue, `per` messages a commit;
-// browse pages through each queue's metadata and reads each body, 5 rounds.
-std::size_t read_body_native(native_kv& db, std::uint64_t id, std::string& body, std::vector<std::string>* keys) {
-  body.clear();
-  db.scan(content_prefix(id), {}, static_cast<std::size_t>(-1), [&](std::string_view k, std::string_view v) {
-    body.append(v);
-    if (keys != nullptr) keys->emplace_back(k);
-    return true;
-  });
-  if (body.size() != body_64k.size()) throw std::runtime_error("64 KiB native: body of message " + std::to_string(id) + " incomplete");
-  return body.size();
-}
-void consume_64k_native(native_kv& db, const sizes& sz, std::size_t per, cmp::probe& p) {
-  publish_native(db, sz.chunked, sz.queues, chunk_16k, nullptr);
-  std::vector<std::uint64_t> ids;
-  std::vector<std::string> gone;
-  std::string body;
-  for (std::uint64_t q = 0; q < sz.queues; ++q) {
-    const std::string name = queue_name(q);
-    for (;;) {
-      std::uint64_t got = 0;
-      p.op([&] {
-        ids.clear();
-        gone.clear();
-        db.scan(meta_prefix(name), {}, per, [&](std::string_view k, std::string_view) {
-          ids.push_back(from_be(k));
-          return true;
-        });
-        for (const std::uint64_t id : ids) {
-          read_body_native(db, id, body, &gone);
-          gone.push_back(meta_key(name, id));
-          gone.push_back(index_key(id));
-        }
-        got = ids.size();
-        db.apply({{count_key(name), be(static_cast<std::uint64_t>(native_count(db, name) - static_cast<std::int64_t>(got)), 8)}}, gone);
-        return got;
-      });
-      if (got < per) break;
-    }
-  }
-}
+// browse_64k: 5 rounds over every queue, each a scan of its metadata and a read of each body.
 void browse_64k_native(native_kv& db, const sizes& sz, cmp::probe& p) {
   publish_native(db, sz.chunked, sz.queues, chunk_16k, nullptr);
   std::vector<std::uint64_t> ids;
@@ -1790,11 +1790,7 @@ void browse_64k_native(native_kv& db, const sizes& sz, cmp::probe& p) {
   for (int round = 0; round < 5; ++round)
     for (std::uint64_t q = 0; q < sz.queues; ++q)
       p.op([&] {
-        ids.clear();
-        db.scan(meta_prefix(queue_name(q)), {}, static_cast<std::size_t>(-1), [&](std::string_view k, std::string_view) {
-          ids.push_back(from_be(k));
-          return true;
-        });
+        queue_ids(db, queue_name(q), static_cast<std::size_t>(-1), ids);
         for (const std::uint64_t id : ids) read_body_native(db, id, body, nullptr);
         return ids.size();
       });
@@ -2467,7 +2463,7 @@ int main(int argc, char** argv) {
     }
     publish_variant("publish_64k", publish_64k_workload(sz), sz.chunked, sz.queues, chunk_16k);
     bb.run(br, "consume_64k", consume_64k_workload(sz));
-    run_natives(br, "consume_64k", [&](native_kv& db, cmp::probe& p) { consume_64k_native(db, sz, 100, p); });
+    run_natives(br, "consume_64k", [&](native_kv& db, cmp::probe& p) { consume_native(db, sz, 100, chunk_16k, p); });
     bb.run_reads(br, "browse_64k", browse_64k_workload(sz));
     run_natives(br, "browse_64k", [&](native_kv& db, cmp::probe& p) { browse_64k_native(db, sz, p); });
     for (const unsigned threads : {1u, 2u, 4u, 8u}) {
@@ -2480,7 +2476,7 @@ int main(int argc, char** argv) {
     bb.run_reads(br, "browse", browse_workload(sz));
     run_natives(br, "browse", [&](native_kv& db, cmp::probe& p) { browse_native(db, sz, p); });
     bb.run(br, "consume", consume_workload(sz));
-    run_natives(br, "consume", [&](native_kv& db, cmp::probe& p) { consume_native(db, sz, 100, p); });
+    run_natives(br, "consume", [&](native_kv& db, cmp::probe& p) { consume_native(db, sz, 100, 0, p); });
     bb.run(br, "drain", drain_workload(sz));
     run_natives(br, "drain", [&](native_kv& db, cmp::probe& p) { drain_native(db, sz, p); });
     for (const bool compacted : {false, true}) {
