@@ -146,8 +146,20 @@ using message_count = ks::keyspace<"message_count", std::int64_t, ks::lit<"MESSA
     ks::field<"destination", std::string>>;
 using broker = ks::schema<message_content, message_metadata, message_index, message_count>;
 // The placed variant: the content in a placement of its own ("content"; LMDB: a named database).
+// It runs the 64 KiB workloads as a store of its own ("lmdb-placed") beside the others.
 using content_placed = ks::placed<"content", message_content>;
 using broker_placed = ks::schema<content_placed, message_metadata, message_index, message_count>;
+// The content keyspace of a store: content_placed in a store of broker_placed, else message_content.
+template <class Store>
+struct content_of {
+  using type = message_content;
+};
+template <class B>
+struct content_of<ks::store<broker_placed, B>> {
+  using type = content_placed;
+};
+template <class Store>
+using content_t = typename content_of<std::remove_cvref_t<Store>>::type;
 
 // The expiry workload: metadata whose first 8 bytes are the expiry time (milliseconds since the
 // epoch, big-endian; 0: no expiry), and the index the store maintains from it.
@@ -265,7 +277,7 @@ constexpr std::size_t chunk_16k = 16 * 1024;
 // the commit touched. The content: 1 KiB in one value, written in a batch; or, when `large`, a
 // 64 KiB body in chunks of 16 KiB (put_chunked: a header and 4 chunks under one message), written
 // in a transaction (put_chunked needs one). Content: the content keyspace, message_content or
-// content_placed (the placed variant).
+// content_placed (the placed variant: content_t<Store>).
 template <class Content = message_content, class Store>
 void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p,
              const std::string& workload = "publish", bool large = false) {
@@ -304,9 +316,10 @@ auto publish_workload(std::string name, std::uint64_t messages, std::uint64_t qu
   return [name, messages, queues](auto& db, cmp::probe& p) { publish(db, messages, queues, p.write(), &p, name); };
 }
 
-template <class Content = message_content>
-auto publish_64k_workload(const sizes& sz, const char* name = "publish_64k") {
-  return [sz, name](auto& db, cmp::probe& p) { publish<Content>(db, sz.chunked, sz.queues, p.write(), &p, name, true); };
+auto publish_64k_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    publish<content_t<decltype(db)>>(db, sz.chunked, sz.queues, p.write(), &p, "publish_64k", true);
+  };
 }
 // The body of message id, read whole (read_chunked); its size checked.
 template <class Content, class Store>
@@ -317,11 +330,11 @@ void read_body(Store& db, std::uint64_t id) {
 }
 // consume of 64 KiB bodies: per queue, `per` messages from the head a transaction, each body read
 // and erased (erase_chunked) with the metadata and index entry, the count written.
-template <class Content = message_content>
-auto consume_64k_workload(const sizes& sz, const char* name = "consume_64k") {
-  return [sz, name](auto& db, cmp::probe& p) {
+auto consume_64k_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    using Content = content_t<decltype(db)>;
     publish<Content>(db, sz.chunked, sz.queues, {.sync = false}, nullptr, {}, true);
-    const std::size_t per = fit_batch(db, name, 100, 8, 200, [](std::size_t) { return std::size_t{1}; });
+    const std::size_t per = fit_batch(db, "consume_64k", 100, 8, 200, [](std::size_t) { return std::size_t{1}; });
     consume_queues(sz, per, p, [&](const std::string& q) {
       auto tx = db.transaction();
       std::vector<std::uint64_t> ids;
@@ -340,9 +353,9 @@ auto consume_64k_workload(const sizes& sz, const char* name = "consume_64k") {
 }
 // browse of 64 KiB bodies: 5 rounds over every queue, each a scan of its metadata and a read of
 // each body.
-template <class Content = message_content>
 auto browse_64k_workload(const sizes& sz) {
   return [sz](auto& db, cmp::probe& p) {
+    using Content = content_t<decltype(db)>;
     publish<Content>(db, sz.chunked, sz.queues, {.sync = false}, nullptr, {}, true);
     for (int round = 0; round < 5; ++round)
       for (std::uint64_t q = 0; q < sz.queues; ++q)
@@ -2272,9 +2285,10 @@ struct bench_backends {
 
 void usage() {
   std::puts(
-      "usage: keyschema-bench [--quick | --full | --scale F] [--backends memory,leveldb,lmdb,rocksdb,sqlite,etcd]\n"
+      "usage: keyschema-bench [--quick | --full | --scale F]\n"
+      "         [--backends memory,leveldb,lmdb,lmdb-placed,rocksdb,sqlite,etcd]\n"
       "         [--workloads publish,publish_1_queue,publish_100_queues,publish_10000_queues,publish_64k,\n"
-      "                      consume_64k,browse_64k,publish_64k_placed,consume_64k_placed,browse_64k_placed,\n"
+      "                      consume_64k,browse_64k,\n"
       "                      browse,consume,drain,drained_lookup,drained_lookup_compacted,xa_commit,\n"
       "                      xa_rollback,reopen,recovery_grouped,recovery_per_topic,expiry,bulk_load,\n"
       "                      individual_writes,batch_writes,random_reads,random_reads_2_threads,\n"
@@ -2361,7 +2375,7 @@ int main(int argc, char** argv) {
     if (opt.backends.empty()) {
       opt.backends = {"memory"};
       if (KEYSCHEMA_BENCH_WITH_LEVELDB) opt.backends.emplace_back("leveldb");
-      if (KEYSCHEMA_BENCH_WITH_LMDB) opt.backends.emplace_back("lmdb");
+      if (KEYSCHEMA_BENCH_WITH_LMDB) opt.backends.insert(opt.backends.end(), {"lmdb", "lmdb-placed"});
       if (KEYSCHEMA_BENCH_WITH_ROCKSDB) opt.backends.emplace_back("rocksdb");
       if (KEYSCHEMA_BENCH_WITH_SQLITE) opt.backends.emplace_back("sqlite");
     }
@@ -2374,12 +2388,12 @@ int main(int argc, char** argv) {
     cmp::runner<broker> br(opt);
     // A misspelt --workloads or --backends name is an error now, not after the run.
     br.expect({"publish", "publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k", "consume_64k",
-               "browse_64k", "publish_64k_placed", "consume_64k_placed", "browse_64k_placed", "browse",
+               "browse_64k", "browse",
                "consume", "drain", "drained_lookup", "drained_lookup_compacted", "xa_commit", "xa_rollback", "reopen",
                "recovery_grouped", "recovery_per_topic", "expiry", "bulk_load", "individual_writes", "batch_writes",
                "random_reads", "random_reads_2_threads", "random_range_reads", "removals", "writers_1", "writers_2",
                "writers_4", "writers_8", "readers_1", "readers_2", "readers_4", "readers_8", "mixed"},
-              {"memory", "leveldb", "lmdb", "rocksdb", "sqlite", "etcd"});
+              {"memory", "leveldb", "lmdb", "lmdb-placed", "rocksdb", "sqlite", "etcd"});
 #if KEYSCHEMA_BENCH_WITH_ETCD
     // Declared after the runner: stopped before the runner removes the data directory.
     std::optional<keyschema_bench::local_etcd_cluster> cluster;
@@ -2403,13 +2417,11 @@ int main(int argc, char** argv) {
     bench_backends<table> tb(etcd);
     bench_backends<expiry_schema> eb(etcd);
     bench_backends<mixed_schema> mb(etcd);
-    bench_backends<broker_placed> pb(etcd);
 #else
     bench_backends<broker> bb;
     bench_backends<table> tb;
     bench_backends<expiry_schema> eb;
     bench_backends<mixed_schema> mb;
-    bench_backends<broker_placed> pb;
 #endif
     std::vector<std::pair<std::string, native_open>> natives;
 #if KEYSCHEMA_BENCH_WITH_LEVELDB
@@ -2461,10 +2473,34 @@ int main(int argc, char** argv) {
       const std::string name = "publish_" + std::to_string(queues) + (queues == 1 ? "_queue" : "_queues");
       publish_variant(name, publish_workload(name, sz.variant_messages, queues), sz.variant_messages, queues, 0);
     }
-    publish_variant("publish_64k", publish_64k_workload(sz), sz.chunked, sz.queues, chunk_16k);
-    bb.run(br, "consume_64k", consume_64k_workload(sz));
+    // The 64 KiB workloads, and their placed variant: the content in a placement of its own, as a
+    // store of its own beside the others, on the backends that keep placements apart (LMDB: a
+    // named database), round-robin with them. It has no native side: a user placing the content by
+    // hand calls the same engine functions on a second named database; the unplaced LMDB row's
+    // native columns are the comparison.
+    bb.apply([&](const auto&... b) {
+#if KEYSCHEMA_BENCH_WITH_LMDB
+      cmp::backend<broker, ks::lmdb_backend, ks::store<broker_placed, ks::lmdb_backend>> lmdb_placed{"lmdb-placed"};
+      // RocksDB: once rocksdb_options::placement_options exists, add its blob files as one more
+      // store here and pass it after lmdb_placed below:
+      //   cmp::backend<broker, ks::rocksdb_backend, ks::store<broker_placed, ks::rocksdb_backend>> rocksdb_blobs{"rocksdb-blobs"};
+      //   rocksdb_blobs.open = [](const fs::path& d) {
+      //     ks::rocksdb_options o;
+      //     o.placement_options["content"].blob_files = true;
+      //     return std::make_unique<ks::store<broker_placed, ks::rocksdb_backend>>(d, o);
+      //   };
+      // (and "rocksdb-blobs" in br.expect's backends and the default backends).
+#define KEYSCHEMA_BENCH_PLACED , lmdb_placed
+#else
+#define KEYSCHEMA_BENCH_PLACED
+#endif
+      br.run("publish_64k", publish_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
+      br.run("consume_64k", consume_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
+      br.run_reads("browse_64k", browse_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
+#undef KEYSCHEMA_BENCH_PLACED
+    });
+    run_natives(br, "publish_64k", [&](native_kv& db, cmp::probe& p) { publish_native(db, sz.chunked, sz.queues, chunk_16k, &p); });
     run_natives(br, "consume_64k", [&](native_kv& db, cmp::probe& p) { consume_native(db, sz, 100, chunk_16k, p); });
-    bb.run_reads(br, "browse_64k", browse_64k_workload(sz));
     run_natives(br, "browse_64k", [&](native_kv& db, cmp::probe& p) { browse_64k_native(db, sz, p); });
     for (const unsigned threads : {1u, 2u, 4u, 8u}) {
       const std::string w = "writers_" + std::to_string(threads), rd = "readers_" + std::to_string(threads);
@@ -2495,31 +2531,6 @@ int main(int argc, char** argv) {
       const std::string name = grouped ? "recovery_grouped" : "recovery_per_topic";
       bb.run_reads(br, name, recovery_workload(sz, grouped));
       run_natives(br, name, [&](native_kv& db, cmp::probe& p) { recovery_native(db, sz, grouped, p); });
-    }
-
-    // The placed variant of the 64 KiB workloads: the content in a placement of its own, on the
-    // backends that keep placements apart (LMDB: a named database), beside today's layout above.
-    // Their native side would be the same engine calls on a named database of the engine: the
-    // unplaced rows' native columns are the comparison (the rows here have none).
-    cmp::options popt = opt;
-    popt.dir = br.data_dir() / "placed";
-    cmp::runner<broker_placed> pr(popt);
-    {
-      // RocksDB: once rocksdb_options::placement_options exists, add its blob files here:
-      //   cmp::backend<broker_placed, ks::rocksdb_backend> rocksdb_blobs{"rocksdb"};
-      //   rocksdb_blobs.open = [](const fs::path& d) {
-      //     ks::rocksdb_options o;
-      //     o.placement_options["content"].blob_files = true;
-      //     return std::make_unique<ks::store<broker_placed, ks::rocksdb_backend>>(d, o);
-      //   };
-      // and pass rocksdb_blobs after pb.lmdb to each pr.run / pr.run_reads below.
-      auto placed_run = [&](const std::string& name, auto work, bool reads) {
-        if (reads) pr.run_reads(name, work KEYSCHEMA_BENCH_IF_LMDB(pb.lmdb));
-        else pr.run(name, work KEYSCHEMA_BENCH_IF_LMDB(pb.lmdb));
-      };
-      placed_run("publish_64k_placed", publish_64k_workload<content_placed>(sz, "publish_64k_placed"), false);
-      placed_run("consume_64k_placed", consume_64k_workload<content_placed>(sz, "consume_64k_placed"), false);
-      placed_run("browse_64k_placed", browse_64k_workload<content_placed>(sz), true);
     }
 
     // The expiry sweep, on a schema with a declared index.
@@ -2558,7 +2569,6 @@ int main(int argc, char** argv) {
 
     // One report: the broker runner owns the output options and the machine description.
     br.machine().note = quick ? "--quick sizes" : "";
-    br.add_results(pr);
     br.add_results(er);
     br.add_results(tr);
     const int rc = br.finish();
