@@ -145,6 +145,21 @@ using message_index = ks::keyspace<"message_index", std::string, ks::lit<"MESSAG
 using message_count = ks::keyspace<"message_count", std::int64_t, ks::lit<"MESSAGE_COUNT">,
     ks::field<"destination", std::string>>;
 using broker = ks::schema<message_content, message_metadata, message_index, message_count>;
+// The placed variant: the content in a placement of its own ("content"; LMDB: a named database).
+// It runs the 64 KiB workloads as a store of its own ("lmdb-placed") beside the others.
+using content_placed = ks::placed<"content", message_content>;
+using broker_placed = ks::schema<content_placed, message_metadata, message_index, message_count>;
+// The content keyspace of a store: content_placed in a store of broker_placed, else message_content.
+template <class Store>
+struct content_of {
+  using type = message_content;
+};
+template <class B>
+struct content_of<ks::store<broker_placed, B>> {
+  using type = content_placed;
+};
+template <class Store>
+using content_t = typename content_of<std::remove_cvref_t<Store>>::type;
 
 // The expiry workload: metadata whose first 8 bytes are the expiry time (milliseconds since the
 // epoch, big-endian; 0: no expiry), and the index the store maintains from it.
@@ -228,29 +243,69 @@ std::size_t fit_batch(const Store& db, const char* workload, std::size_t want, s
 const ks::bytes content_1k(std::string(1024, 'c'));
 const ks::bytes metadata(std::string(64, 'm'));
 std::string queue_name(std::uint64_t q) { return "queue-" + std::to_string(q); }
+// A metadata value whose first 8 bytes are the expiry time `at` (big-endian; 0: none).
+std::string expiring_meta(std::uint64_t at) {
+  std::string v(metadata.view());
+  for (int i = 0; i < 8; ++i) v[static_cast<std::size_t>(i)] = static_cast<char>(at >> (56 - 8 * i));
+  return v;
+}
+bool no_expiry(std::string_view meta) { return meta.substr(0, 8) == std::string_view("\0\0\0\0\0\0\0\0", 8); }
+// The expiry workload's message id: 20 % with an expiry (already due when swept), the others none.
+std::uint64_t expiry_at(std::uint64_t id) { return id % 5 == 0 ? 1000 + id : 0; }
 
-// Publishes `n` messages round-robin over `queues` queues, 100 per committed batch (fewer when
-// the backend's writes take fewer operations: 3 per message and one count per queue touched).
-template <class Store>
+// Consumes every queue from its head: per queue, page(queue) as one timed operation (it returns
+// the messages it consumed) until a page returns fewer than `per`.
+template <class Page>
+void consume_queues(const sizes& sz, std::size_t per, cmp::probe& p, Page&& page) {
+  for (std::uint64_t q = 0; q < sz.queues; ++q) {
+    const std::string name = queue_name(q);
+    for (;;) {
+      std::uint64_t got = 0;
+      p.op([&] { return got = page(name); });
+      if (got < per) break;
+    }
+  }
+}
+
+// 64 KiB bodies (large): stored as chunks of 16 KiB.
+const std::string body_64k(64 * 1024, 'b');
+constexpr std::size_t chunk_16k = 16 * 1024;
+
+// Publishes `n` messages round-robin over `queues` queues, 100 per commit (fewer when the
+// backend's writes take fewer operations: 3 per message, or 8 for a large one, and one count per
+// queue touched): each message's content, metadata, index entry, and the counts of the queues
+// the commit touched. The content: 1 KiB in one value, written in a batch; or, when `large`, a
+// 64 KiB body in chunks of 16 KiB (put_chunked: a header and 4 chunks under one message), written
+// in a transaction (put_chunked needs one). Content: the content keyspace, message_content or
+// content_placed (the placed variant: content_t<Store>).
+template <class Content = message_content, class Store>
 void publish(Store& db, std::uint64_t n, std::uint64_t queues, ks::write_options wo, cmp::probe* p,
-             const std::string& workload = "publish") {
+             const std::string& workload = "publish", bool large = false) {
   std::map<std::string, std::int64_t> counts;
-  const std::uint64_t per = fit_batch(db, p != nullptr ? workload.c_str() : "publish (preparation, not timed)", 100, 3, 1300,
-                                      [&](std::size_t k) { return std::min<std::size_t>(k, queues); });
+  const std::string name = p != nullptr ? workload : std::string(large ? "publish_64k" : "publish") + " (preparation, not timed)";
+  auto per_queue = [&](std::size_t k) { return std::min<std::size_t>(k, queues); };
+  const std::uint64_t per = large ? fit_batch(db, name.c_str(), 100, 8, body_64k.size() + 200, per_queue)
+                                  : fit_batch(db, name.c_str(), 100, 3, 1300, per_queue);
   for (std::uint64_t first = 0; first < n; first += per) {
     const std::uint64_t last = std::min(n, first + per);
-    auto commit = [&] {
-      auto b = db.batch();
+    auto write = [&](auto&& w) {
       std::map<std::string, std::int64_t> touched;
       for (std::uint64_t id = first; id < last; ++id) {
         const std::string q = queue_name(id % queues);
-        b.template put<message_content>({id, 0u}, content_1k);
-        b.template put<message_metadata>({q, id}, metadata);
-        b.template put<message_index>({id}, q);
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(w)>, decltype(db.batch())>)
+          w.template put<Content>({id, 0u}, content_1k);
+        else
+          ks::put_chunked<Content>(w, {id}, body_64k, chunk_16k);
+        w.template put<message_metadata>({q, id}, metadata);
+        w.template put<message_index>({id}, q);
         touched[q] = ++counts[q];
       }
-      for (const auto& [q, c] : touched) b.template put<message_count>({q}, c);
-      b.commit(wo);
+      for (const auto& [q, c] : touched) w.template put<message_count>({q}, c);
+      w.commit(wo);
+    };
+    auto commit = [&] {
+      if (large) write(db.transaction());
+      else write(db.batch());
     };
     if (p != nullptr) p->op(commit, last - first);
     else commit();
@@ -261,31 +316,59 @@ auto publish_workload(std::string name, std::uint64_t messages, std::uint64_t qu
   return [name, messages, queues](auto& db, cmp::probe& p) { publish(db, messages, queues, p.write(), &p, name); };
 }
 
-// 64 KiB bodies stored as chunks of 16 KiB (put_chunked: a header and 4 chunks under one
-// message), with metadata, index entry and count, 100 messages per transaction.
-const std::string body_64k(64 * 1024, 'b');
-constexpr std::size_t chunk_16k = 16 * 1024;
 auto publish_64k_workload(const sizes& sz) {
   return [sz](auto& db, cmp::probe& p) {
-    std::map<std::string, std::int64_t> counts;
-    const std::uint64_t per = fit_batch(db, "publish_64k", 100, 8, body_64k.size() + 200,
-                                        [&](std::size_t k) { return std::min<std::size_t>(k, sz.queues); });
-    for (std::uint64_t first = 0; first < sz.chunked; first += per) {
-      const std::uint64_t last = std::min(sz.chunked, first + per);
-      p.op([&] {
-        auto tx = db.transaction();
-        std::map<std::string, std::int64_t> touched;
-        for (std::uint64_t id = first; id < last; ++id) {
-          const std::string q = queue_name(id % sz.queues);
-          ks::put_chunked<message_content>(tx, {id}, body_64k, chunk_16k);
-          tx.template put<message_metadata>({q, id}, metadata);
-          tx.template put<message_index>({id}, q);
-          touched[q] = ++counts[q];
-        }
-        for (const auto& [q, c] : touched) tx.template put<message_count>({q}, c);
-        tx.commit(p.write());
-      }, last - first);
-    }
+    publish<content_t<decltype(db)>>(db, sz.chunked, sz.queues, p.write(), &p, "publish_64k", true);
+  };
+}
+// The body of message id, read whole (read_chunked); its size checked.
+template <class Content, class Store>
+void read_body(Store& db, std::uint64_t id) {
+  const std::optional<ks::bytes> body = ks::read_chunked<Content>(db, {id});
+  if (!body || body->size() != body_64k.size())
+    throw std::runtime_error("64 KiB: body of message " + std::to_string(id) + " missing or incomplete");
+}
+// consume of 64 KiB bodies: per queue, `per` messages from the head a transaction, each body read
+// and erased (erase_chunked) with the metadata and index entry, the count written.
+auto consume_64k_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    using Content = content_t<decltype(db)>;
+    publish<Content>(db, sz.chunked, sz.queues, {.sync = false}, nullptr, {}, true);
+    // Per message: the header and 4 chunks, the metadata and the index entry erased, and what the
+    // transaction read (a backend's write limit counts it: etcd), 12 in all; and the count.
+    const std::size_t per = fit_batch(db, "consume_64k", 100, 12, 200, [](std::size_t) { return std::size_t{2}; });
+    consume_queues(sz, per, p, [&](const std::string& q) {
+      auto tx = db.transaction();
+      std::vector<std::uint64_t> ids;
+      for (const auto& m : tx.template scan<message_metadata>(q).limit(per)) ids.push_back(m.template get<"message_id">());
+      for (const std::uint64_t id : ids) {
+        read_body<Content>(tx, id);
+        ks::erase_chunked<Content>(tx, {id});
+        tx.template erase<message_metadata>({q, id});
+        tx.template erase<message_index>({id});
+      }
+      tx.template put<message_count>({q}, tx.template get<message_count>({q}).value_or(0) - static_cast<std::int64_t>(ids.size()));
+      tx.commit(p.write());
+      return ids.size();
+    });
+  };
+}
+// browse of 64 KiB bodies: 5 rounds over every queue, each a scan of its metadata and a read of
+// each body.
+auto browse_64k_workload(const sizes& sz) {
+  return [sz](auto& db, cmp::probe& p) {
+    using Content = content_t<decltype(db)>;
+    publish<Content>(db, sz.chunked, sz.queues, {.sync = false}, nullptr, {}, true);
+    for (int round = 0; round < 5; ++round)
+      for (std::uint64_t q = 0; q < sz.queues; ++q)
+        p.op([&] {
+          std::uint64_t got = 0;
+          for (const auto& m : db.template scan<message_metadata>(queue_name(q))) {
+            read_body<Content>(db, m.template get<"message_id">());
+            ++got;
+          }
+          return got;
+        });
   };
 }
 
@@ -350,28 +433,22 @@ auto consume_workload(const sizes& sz) {
     publish(db, sz.messages, sz.queues, {.sync = false}, nullptr);
     // 3 erases per message and the count.
     const std::size_t per = fit_batch(db, "consume", 100, 3, 200, [](std::size_t) { return std::size_t{1}; });
-    for (std::uint64_t q = 0; q < sz.queues; ++q) {
-      const std::string name = queue_name(q);
-      for (;;) {
-        std::uint64_t got = 0;
-        p.op([&] {
-          auto b = db.batch();
-          for (const auto& m : db.template scan<message_metadata>(name).limit(per)) {
-            const std::uint64_t id = m.template get<"message_id">();
-            if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("consume: content missing");
-            b.template erase<message_content>({id, 0u});
-            b.template erase<message_metadata>({name, id});
-            b.template erase<message_index>({id});
-            ++got;
-          }
-          const std::int64_t left = db.template get<message_count>({name}).value_or(0) - static_cast<std::int64_t>(got);
-          b.template put<message_count>({name}, left);
-          b.commit(p.write());
-          return got;
-        });
-        if (got < per) break;
+    consume_queues(sz, per, p, [&](const std::string& q) {
+      std::uint64_t got = 0;
+      auto b = db.batch();
+      for (const auto& m : db.template scan<message_metadata>(q).limit(per)) {
+        const std::uint64_t id = m.template get<"message_id">();
+        if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("consume: content missing");
+        b.template erase<message_content>({id, 0u});
+        b.template erase<message_metadata>({q, id});
+        b.template erase<message_index>({id});
+        ++got;
       }
-    }
+      const std::int64_t left = db.template get<message_count>({q}).value_or(0) - static_cast<std::int64_t>(got);
+      b.template put<message_count>({q}, left);
+      b.commit(p.write());
+      return got;
+    });
   };
 }
 
@@ -392,31 +469,19 @@ auto drain_workload(const sizes& sz) {
   };
 }
 
-auto drained_lookup_workload(const sizes& sz) {
-  return [sz](auto& db, cmp::probe& p) {
-    publish(db, sz.messages, 1, {.sync = false}, nullptr);
-    drain_queue0(db, p.write());
-    for (std::uint64_t i = 0; i < sz.lookups; ++i) {
-      p.op([&] {
-        for (const auto& m : db.template scan<message_metadata>(queue_name(0)).limit(1))
-          throw std::runtime_error("drained queue still has message " + std::to_string(m.template get<"message_id">()));
-      });
-    }
-  };
-}
-
 // Compacts the whole store where the engine has a compaction (LevelDB, RocksDB).
 template <class Store>
 void compact_all(Store& db) {
   if constexpr (ks::backend_with_compact_range<typename Store::backend_type>) db.unsafe_backend().compact_range(ks::key_range{});
 }
 
-// drained_lookup after the engine's compaction of the drained range.
-auto drained_lookup_compacted_workload(const sizes& sz) {
-  return [sz](auto& db, cmp::probe& p) {
+// drained_lookup: the first message of drained queue 0; after the engine's compaction of the
+// drained range when `compacted` (drained_lookup_compacted).
+auto drained_lookup_workload(const sizes& sz, bool compacted) {
+  return [sz, compacted](auto& db, cmp::probe& p) {
     publish(db, sz.messages, 1, {.sync = false}, nullptr);
     drain_queue0(db, p.write());
-    compact_all(db);
+    if (compacted) compact_all(db);
     for (std::uint64_t i = 0; i < sz.lookups; ++i) {
       p.op([&] {
         for (const auto& m : db.template scan<message_metadata>(queue_name(0)).limit(1))
@@ -470,11 +535,9 @@ auto expiry_workload(const sizes& sz) {
     for (std::uint64_t first = 0; first < sz.messages; first += per) {
       auto b = db.batch();
       for (std::uint64_t id = first; id < std::min(sz.messages, first + per); ++id) {
-        std::string v(metadata.view());
-        const std::uint64_t at = id % 5 == 0 ? 1000 + id : 0;  // 20 % with an expiry
+        const std::uint64_t at = expiry_at(id);
         due += at != 0;
-        for (int i = 0; i < 8; ++i) v[static_cast<std::size_t>(i)] = static_cast<char>(at >> (56 - 8 * i));
-        b.template put<expiring_metadata>({queue_name(id % sz.queues), id}, ks::bytes(std::move(v)));
+        b.template put<expiring_metadata>({queue_name(id % sz.queues), id}, ks::bytes(expiring_meta(at)));
       }
       b.commit({.sync = false});
     }
@@ -502,12 +565,16 @@ struct mixed_roles {
   static constexpr const char* names[3] = {"mixed_publishers", "mixed_consumers", "mixed_sweeper"};
 };
 
-template <class Store>
-std::array<cmp::sample, 3> run_mixed(Store& db, const sizes& sz, ks::write_options wo) {
+// The roles' threads and their timing, for the store and for a native API alike:
+// publish(t, q, first, last) commits messages [first, last) of publisher t to queue q (timed);
+// consume(t, q, timed) -> n reads up to 20 of q's messages without an expiry and commits their
+// erases through timed(commit) (0: none there yet); sweep() -> n sweeps the due messages once
+// (timed); check(q) checks queue q after the run.
+template <class Publish, class Consume, class Sweep, class Check>
+std::array<cmp::sample, 3> run_mixed_roles(const sizes& sz, Publish publish, Consume consume, Sweep sweep_once, Check check) {
   constexpr unsigned P = mixed_roles::publishers;
   const std::uint64_t per_publisher = std::max<std::uint64_t>(10, sz.mixed_messages / P);
   const std::uint64_t expiring_per_queue = (per_publisher + 4) / 5;  // ids 0, 5, 10, ...
-  std::atomic<unsigned> publishing{P};
   std::array<cmp::sample, 3> out;
   std::vector<cmp::sample> pub(P), con(P);
   cmp::sample sweep;
@@ -537,46 +604,20 @@ std::array<cmp::sample, 3> run_mixed(Store& db, const sizes& sz, ks::write_optio
       const std::string q = queue_name(t);
       for (std::uint64_t first = 0; first < per_publisher && !stop; first += 10) {
         const std::uint64_t last = std::min(per_publisher, first + 10);
-        timed(pub[t], [&] {
-          auto b = db.batch();
-          for (std::uint64_t i = first; i < last; ++i) {
-            const std::uint64_t id = (std::uint64_t{t} << 32) | i;
-            std::string v(metadata.view());
-            const std::uint64_t at = i % 5 == 0 ? 1 + i : 0;  // due at once
-            for (int k = 0; k < 8; ++k) v[static_cast<std::size_t>(k)] = static_cast<char>(at >> (56 - 8 * k));
-            b.template put<message_content>({id, 0u}, content_1k);
-            b.template put<expiring_metadata>({q, id}, ks::bytes(std::move(v)));
-            b.template put<message_index>({id}, q);
-          }
-          b.template add<message_count>({q}, static_cast<std::int64_t>(last - first));
-          b.commit(wo);
-        });
+        timed(pub[t], [&] { publish(t, q, first, last); });
         pub[t].items += last - first;
       }
       pub[t].seconds = since_start();
-      --publishing;
     }));
     pool.emplace_back(guarded(P + t, [&, t] {
       const std::string q = queue_name(t);
       const std::uint64_t want = per_publisher - expiring_per_queue;
       while (con[t].items < want && !stop) {
-        std::uint64_t got = 0;
-        auto b = db.batch();
-        for (const auto& m : db.template scan<expiring_metadata>(q).limit(100)) {
-          if (m.value.view().substr(0, 8) != std::string_view("\0\0\0\0\0\0\0\0", 8)) continue;  // the sweeper's
-          const std::uint64_t id = m.template get<"message_id">();
-          if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("mixed: content missing");
-          b.template erase<message_content>({id, 0u});
-          b.template erase<expiring_metadata>({q, id});
-          b.template erase<message_index>({id});
-          if (++got == 20) break;
-        }
+        const std::uint64_t got = consume(t, q, [&](auto&& commit) { timed(con[t], commit); });
         if (got == 0) {
           std::this_thread::sleep_for(std::chrono::microseconds(200));
           continue;
         }
-        b.template add<message_count>({q}, -static_cast<std::int64_t>(got));
-        timed(con[t], [&] { b.commit(wo); });
         con[t].items += got;
       }
       con[t].seconds = since_start();
@@ -585,14 +626,8 @@ std::array<cmp::sample, 3> run_mixed(Store& db, const sizes& sz, ks::write_optio
   pool.emplace_back(guarded(2 * P, [&] {
     std::uint64_t swept = 0;
     while (swept < P * expiring_per_queue && !stop) {
-      std::size_t n = 0;
       const auto a = std::chrono::steady_clock::now();
-      n = ks::sweep<expiry_index>(db, std::int64_t{1} << 62, 100, [](auto& tx, const auto& k, const auto&) {
-        const std::uint64_t id = std::get<1>(k);
-        tx.template erase<message_content>({id, 0u});
-        tx.template erase<message_index>({id});
-        tx.template add<message_count>({std::get<0>(k)}, -1);
-      }, wo);
+      const std::size_t n = sweep_once();
       if (n == 0) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         continue;
@@ -607,13 +642,7 @@ std::array<cmp::sample, 3> run_mixed(Store& db, const sizes& sz, ks::write_optio
   for (std::thread& th : pool) th.join();
   for (const std::exception_ptr& e : failed)
     if (e) std::rethrow_exception(e);
-  for (unsigned t = 0; t < P; ++t) {
-    const std::string q = queue_name(t);
-    if (const std::int64_t c = db.template get<message_count>({q}).value_or(0); c != 0)
-      throw std::runtime_error("mixed: " + q + " has count " + std::to_string(c) + " after the run, not 0");
-    for (const auto& m : db.template scan<expiring_metadata>(q).limit(1))
-      throw std::runtime_error("mixed: " + q + " still holds message " + std::to_string(m.template get<"message_id">()));
-  }
+  for (unsigned t = 0; t < P; ++t) check(queue_name(t));
   // Each role: every thread's items and latencies, over the wall time until its last thread ended.
   auto merge = [](const std::vector<cmp::sample>& parts) {
     cmp::sample m;
@@ -631,63 +660,55 @@ std::array<cmp::sample, 3> run_mixed(Store& db, const sizes& sz, ks::write_optio
   return out;
 }
 
-// Runs the mixed workload on every selected backend at each selected durability, warm-up +
-// repetitions round-robin, and adds one result per role (mixed_publishers, mixed_consumers,
-// mixed_sweeper) to r. The engines' native APIs have no expiry index: no native counterpart.
-template <class... Bs>
-void run_mixed_all(cmp::runner<broker>& r, const sizes& sz, const cmp::backend<mixed_schema, Bs>&... bs) {
-  const cmp::options& opt = r.opts();
-  struct cell {
-    std::function<std::array<cmp::sample, 3>(std::uint64_t& bytes)> run;
-    std::string backend;
-    bool sync, durable;
-    std::array<std::vector<cmp::sample>, 3> reps;
-    std::uint64_t bytes = 0;  // the store's disk bytes at the end of the last run
+// Message i of publisher t: its id, and its expiry (20 % of them, due at once).
+std::uint64_t mixed_id(unsigned t, std::uint64_t i) { return (std::uint64_t{t} << 32) | i; }
+std::uint64_t mixed_expiry(std::uint64_t i) { return i % 5 == 0 ? 1 + i : 0; }
+
+template <class Store>
+std::array<cmp::sample, 3> run_mixed(Store& db, const sizes& sz, ks::write_options wo) {
+  auto publish = [&](unsigned t, const std::string& q, std::uint64_t first, std::uint64_t last) {
+    auto b = db.batch();
+    for (std::uint64_t i = first; i < last; ++i) {
+      const std::uint64_t id = mixed_id(t, i);
+      b.template put<message_content>({id, 0u}, content_1k);
+      b.template put<expiring_metadata>({q, id}, ks::bytes(expiring_meta(mixed_expiry(i))));
+      b.template put<message_index>({id}, q);
+    }
+    b.template add<message_count>({q}, static_cast<std::int64_t>(last - first));
+    b.commit(wo);
   };
-  std::vector<cell> cells;
-  std::uint64_t counter = 0;
-  auto add = [&](const auto& b) {
-    if (!opt.wants_backend(b.name)) return;
-    std::vector<bool> syncs;
-    if (!b.durable) syncs.push_back(false);
-    else if (b.always_sync) syncs.push_back(true);
-    else {
-      if (opt.sync_on) syncs.push_back(true);
-      if (opt.sync_off) syncs.push_back(false);
+  auto consume = [&](unsigned, const std::string& q, auto&& timed) {
+    std::uint64_t got = 0;
+    auto b = db.batch();
+    for (const auto& m : db.template scan<expiring_metadata>(q).limit(100)) {
+      if (!no_expiry(m.value.view())) continue;  // the sweeper's
+      const std::uint64_t id = m.template get<"message_id">();
+      if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("mixed: content missing");
+      b.template erase<message_content>({id, 0u});
+      b.template erase<expiring_metadata>({q, id});
+      b.template erase<message_index>({id});
+      if (++got == 20) break;
     }
-    for (const bool sync : syncs)
-      cells.push_back(cell{[&, sync](std::uint64_t& bytes) {
-                             const fs::path dir = r.data_dir() / ("mixed-" + std::to_string(++counter));
-                             fs::create_directories(dir);
-                             std::array<cmp::sample, 3> s;
-                             {
-                               auto db = b.open(dir);
-                               s = run_mixed(*db, sz, ks::write_options{.sync = sync});
-                               bytes = b.measure_disk ? b.measure_disk(dir) : cmp::disk_bytes(dir);
-                             }
-                             fs::remove_all(dir);
-                             return s;
-                           },
-                           b.name, sync, b.durable, {}});
+    if (got == 0) return got;
+    b.template add<message_count>({q}, -static_cast<std::int64_t>(got));
+    timed([&] { b.commit(wo); });
+    return got;
   };
-  (add(bs), ...);
-  for (int i = 0; i < opt.warmup + opt.repetitions; ++i)
-    for (cell& c : cells) {
-      r.progress("mixed " + c.backend + " sync " + (c.sync ? "on" : "off") +
-                 (i < opt.warmup ? " warm-up" : " rep " + std::to_string(i - opt.warmup + 1)));
-      std::array<cmp::sample, 3> s = c.run(c.bytes);
-      if (i >= opt.warmup)
-        for (std::size_t k = 0; k < 3; ++k) c.reps[k].push_back(std::move(s[k]));
-    }
-  std::vector<cmp::result> out;
-  for (std::size_t k = 0; k < 3; ++k)
-    for (cell& c : cells) {
-      cmp::result res = cmp::aggregate(c.backend, c.sync, mixed_roles::names[k], c.reps[k]);
-      res.durable = c.durable;
-      res.disk_bytes = c.bytes;
-      out.push_back(std::move(res));
-    }
-  r.add_results(out);
+  auto sweep_once = [&] {
+    return ks::sweep<expiry_index>(db, std::int64_t{1} << 62, 100, [](auto& tx, const auto& k, const auto&) {
+      const std::uint64_t id = std::get<1>(k);
+      tx.template erase<message_content>({id, 0u});
+      tx.template erase<message_index>({id});
+      tx.template add<message_count>({std::get<0>(k)}, -1);
+    }, wo);
+  };
+  auto check = [&](const std::string& q) {
+    if (const std::int64_t c = db.template get<message_count>({q}).value_or(0); c != 0)
+      throw std::runtime_error("mixed: " + q + " has count " + std::to_string(c) + " after the run, not 0");
+    for (const auto& m : db.template scan<expiring_metadata>(q).limit(1))
+      throw std::runtime_error("mixed: " + q + " still holds message " + std::to_string(m.template get<"message_id">()));
+  };
+  return run_mixed_roles(sz, publish, consume, sweep_once, check);
 }
 
 // Recovery: reopening a store of `messages` published messages (the time of one reopen).
@@ -713,12 +734,17 @@ void preload_topics(Store& db, const sizes& sz) {
     b.commit({.sync = false});
   }
 }
+// The topics' names in key order.
+std::vector<std::string> sorted_topic_names(const sizes& sz) {
+  std::vector<std::string> names;
+  for (std::uint64_t t = 0; t < sz.topics; ++t) names.push_back("topic-" + std::to_string(t));
+  std::sort(names.begin(), names.end());
+  return names;
+}
 auto recovery_workload(const sizes& sz, bool grouped) {
   return [sz, grouped](auto& db, cmp::probe& p) {
     preload_topics(db, sz);
-    std::vector<std::string> names;
-    for (std::uint64_t t = 0; t < sz.topics; ++t) names.push_back("topic-" + std::to_string(t));
-    std::sort(names.begin(), names.end());
+    const std::vector<std::string> names = sorted_topic_names(sz);
     p.op([&] {
       std::uint64_t entries = 0, topics = 0;
       if (grouped) {
@@ -782,11 +808,78 @@ struct native_kv {
   virtual bool get_raw(const std::string& key, std::string& value) = 0;
   virtual std::size_t range(const std::string& from, std::size_t n) = 0;
   // One atomic commit of `kvs`.
-  virtual void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) = 0;
+  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) { apply(kvs, {}); }
+  // One atomic commit of the puts `kvs` and the erases of `gone` (absent keys are no error).
+  virtual void apply(const std::vector<std::pair<std::string, std::string>>& kvs, const std::vector<std::string>& gone) = 0;
   // One atomic commit erasing keys[first, last).
   virtual void erase(const std::vector<std::string>& keys, std::size_t first, std::size_t last) = 0;
+  // Calls fn(key, value) for the keys starting with `prefix`, in order, from the first (`after`
+  // empty) or from the first one after `after`, at most `limit` of them, until fn returns false;
+  // returns how many it visited. fn runs inside the engine's read (LMDB: its read transaction,
+  // SQLite: its statement, under the connection's mutex) and must not call this object.
+  virtual std::size_t scan(std::string_view prefix, std::string_view after, std::size_t limit,
+                           const std::function<bool(std::string_view, std::string_view)>& fn) = 0;
+  // Erases every key starting with `prefix` in one atomic commit, as a user of the engine would:
+  // by default a scan and a write of their erases; RocksDB: one range tombstone (DeleteRange);
+  // LMDB: a cursor deleting in one write transaction; SQLite: one DELETE of the key range.
+  virtual void erase_prefix(const std::string& prefix) {
+    std::vector<std::string> keys;
+    scan(prefix, {}, static_cast<std::size_t>(-1), [&](std::string_view k, std::string_view) {
+      keys.emplace_back(k);
+      return true;
+    });
+    apply({}, keys);
+  }
+  // The engine's compaction of everything (LevelDB, RocksDB: CompactRange); others: nothing.
+  virtual void compact() {}
+  // Whether the commits from now on are durable (the durability the side was opened with, until
+  // changed): WriteOptions::sync, MDB_NOSYNC, PRAGMA synchronous. Not while another thread writes.
+  virtual void set_sync(bool on) = 0;
+  bool sync() const noexcept { return sync_; }
+
+ protected:
+  bool sync_ = false;
+};
+
+// Preparation (not timed) writes unsynced, as the keyschema workloads' preparation does
+// ({.sync = false}); the side's durability comes back at the end of the scope.
+class unsynced {
+ public:
+  explicit unsynced(native_kv& db) : db_(db), was_(db.sync()) { db_.set_sync(false); }
+  ~unsynced() { db_.set_sync(was_); }
+  unsynced(const unsynced&) = delete;
+  unsynced& operator=(const unsynced&) = delete;
+
+ private:
+  native_kv& db_;
+  bool was_;
 };
 std::string native_key(const std::string& k) { return "KV." + k; }
+
+// The first key after every key starting with `prefix` (its last byte below 0xFF incremented,
+// the bytes after it dropped); "" when there is none.
+std::string prefix_end(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xFF) prefix.pop_back();
+  if (!prefix.empty()) prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
+// native_kv::scan over a LevelDB or RocksDB iterator.
+template <class Iterator>
+std::size_t iterator_scan(Iterator& it, std::string_view prefix, std::string_view after, std::size_t limit,
+                          const std::function<bool(std::string_view, std::string_view)>& fn) {
+  const std::string_view from = after.empty() ? prefix : after;
+  it.Seek({from.data(), from.size()});
+  if (!after.empty() && it.Valid() && std::string_view(it.key().data(), it.key().size()) == after) it.Next();
+  std::size_t n = 0;
+  for (; it.Valid() && n < limit; it.Next()) {
+    const std::string_view k(it.key().data(), it.key().size());
+    if (!k.starts_with(prefix)) break;
+    ++n;
+    if (!fn(k, std::string_view(it.value().data(), it.value().size()))) break;
+  }
+  return n;
+}
 
 // How a native side opens its engine: with the adapter's settings (cmp::baseline::same_settings),
 // one of them left out when `without` names it (the setting-cost table, --setting-costs), or as
@@ -860,9 +953,10 @@ class leveldb_native final : public native_kv {
     const auto s = ::leveldb::DB::Open(o, (dir / "native").string(), &db);
     if (!s.ok()) throw std::runtime_error("leveldb::DB::Open: " + s.ToString());
     db_.reset(db);
-    wo_.sync = sync;
+    set_sync(sync);
     ro_.verify_checksums = setup.has("verify_checksums");
   }
+  void set_sync(bool on) override { wo_.sync = sync_ = on; }
   ~leveldb_native() override { db_.reset(); }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     ::leveldb::WriteBatch& b = kept_batch<::leveldb::WriteBatch>();
@@ -877,12 +971,21 @@ class leveldb_native final : public native_kv {
     const auto s = db_->Write(wo_, &b);
     if (!s.ok()) throw std::runtime_error("leveldb::DB::Write: " + s.ToString());
   }
-  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+  void apply(const std::vector<std::pair<std::string, std::string>>& kvs, const std::vector<std::string>& gone) override {
     ::leveldb::WriteBatch& b = kept_batch<::leveldb::WriteBatch>();
     for (const auto& [k, v] : kvs) b.Put(k, v);
+    for (const std::string& k : gone) b.Delete(k);
     const auto s = db_->Write(wo_, &b);
     if (!s.ok()) throw std::runtime_error("leveldb::DB::Write: " + s.ToString());
   }
+  std::size_t scan(std::string_view prefix, std::string_view after, std::size_t limit,
+                   const std::function<bool(std::string_view, std::string_view)>& fn) override {
+    std::unique_ptr<::leveldb::Iterator> it(db_->NewIterator(ro_));
+    const std::size_t n = iterator_scan(*it, prefix, after, limit, fn);
+    if (const auto s = it->status(); !s.ok()) throw std::runtime_error("leveldb::Iterator: " + s.ToString());
+    return n;
+  }
+  void compact() override { db_->CompactRange(nullptr, nullptr); }
   std::size_t range(const std::string& from, std::size_t n) override {
     std::unique_ptr<::leveldb::Iterator> it(db_->NewIterator(ro_));
     std::size_t got = 0;
@@ -914,6 +1017,7 @@ class lmdb_native final : public native_kv {
     check(::mdb_env_create(&env_), "mdb_env_create");
     check(::mdb_env_set_mapsize(env_, std::size_t{4} << 30), "mdb_env_set_mapsize");
     const unsigned flags = (setup.has("notls") ? MDB_NOTLS : 0u) | (sync ? 0u : MDB_NOSYNC);
+    sync_ = sync;
     check(::mdb_env_open(env_, dir.c_str(), flags, 0644), "mdb_env_open");
     MDB_txn* txn = nullptr;
     check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
@@ -923,6 +1027,10 @@ class lmdb_native final : public native_kv {
   ~lmdb_native() override {
     for (MDB_txn* t : readers_) ::mdb_txn_abort(t);  // reset transactions: any thread may end them
     ::mdb_env_close(env_);
+  }
+  void set_sync(bool on) override {
+    check(::mdb_env_set_flags(env_, MDB_NOSYNC, on ? 0 : 1), "mdb_env_set_flags");
+    sync_ = on;
   }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     MDB_txn* txn = nullptr;
@@ -937,7 +1045,7 @@ class lmdb_native final : public native_kv {
     }
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
-  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+  void apply(const std::vector<std::pair<std::string, std::string>>& kvs, const std::vector<std::string>& gone) override {
     MDB_txn* txn = nullptr;
     check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
     for (const auto& [k, v] : kvs) {
@@ -946,6 +1054,42 @@ class lmdb_native final : public native_kv {
         ::mdb_txn_abort(txn);
         check(rc, "mdb_put");
       }
+    }
+    for (const std::string& k : gone) {
+      MDB_val key{k.size(), const_cast<char*>(k.data())};
+      if (const int rc = ::mdb_del(txn, dbi_, &key, nullptr); rc != 0 && rc != MDB_NOTFOUND) {
+        ::mdb_txn_abort(txn);
+        check(rc, "mdb_del");
+      }
+    }
+    check(::mdb_txn_commit(txn), "mdb_txn_commit");
+  }
+  std::size_t scan(std::string_view prefix, std::string_view after, std::size_t limit,
+                   const std::function<bool(std::string_view, std::string_view)>& fn) override {
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "mdb_txn_begin");
+    std::size_t n = 0;
+    try {
+      n = cursor_scan(txn, prefix, after, limit, [&](MDB_cursor*, std::string_view k, std::string_view v) { return fn(k, v); });
+    } catch (...) {
+      ::mdb_txn_abort(txn);
+      throw;
+    }
+    ::mdb_txn_abort(txn);
+    return n;
+  }
+  // A cursor deleting every key of the prefix in one write transaction.
+  void erase_prefix(const std::string& prefix) override {
+    MDB_txn* txn = nullptr;
+    check(::mdb_txn_begin(env_, nullptr, 0, &txn), "mdb_txn_begin");
+    try {
+      cursor_scan(txn, prefix, {}, static_cast<std::size_t>(-1), [&](MDB_cursor* c, std::string_view, std::string_view) {
+        check(::mdb_cursor_del(c, 0), "mdb_cursor_del");
+        return true;
+      });
+    } catch (...) {
+      ::mdb_txn_abort(txn);
+      throw;
     }
     check(::mdb_txn_commit(txn), "mdb_txn_commit");
   }
@@ -995,6 +1139,32 @@ class lmdb_native final : public native_kv {
  private:
   static void check(int rc, const char* call) {
     if (rc != 0) throw std::runtime_error(std::string(call) + ": " + ::mdb_strerror(rc));
+  }
+  // native_kv::scan's walk in txn; fn(cursor, key, value) may delete the entry under the cursor
+  // (mdb_cursor_del: the next MDB_NEXT then returns the entry after it, not the one after that).
+  template <class Fn>
+  std::size_t cursor_scan(MDB_txn* txn, std::string_view prefix, std::string_view after, std::size_t limit, Fn&& fn) {
+    MDB_cursor* c = nullptr;
+    check(::mdb_cursor_open(txn, dbi_, &c), "mdb_cursor_open");
+    const std::string_view from = after.empty() ? prefix : after;
+    MDB_val key{from.size(), const_cast<char*>(from.data())}, val{};
+    int rc = ::mdb_cursor_get(c, &key, &val, MDB_SET_RANGE);
+    auto view = [](const MDB_val& v) { return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size); };
+    if (rc == 0 && !after.empty() && view(key) == after) rc = ::mdb_cursor_get(c, &key, &val, MDB_NEXT);
+    std::size_t n = 0;
+    try {
+      for (; rc == 0 && n < limit && view(key).starts_with(prefix);
+           rc = ::mdb_cursor_get(c, &key, &val, MDB_NEXT)) {
+        ++n;
+        if (!fn(c, view(key), view(val))) break;
+      }
+    } catch (...) {
+      ::mdb_cursor_close(c);
+      throw;
+    }
+    ::mdb_cursor_close(c);
+    if (rc != 0 && rc != MDB_NOTFOUND) check(rc, "mdb_cursor_get");
+    return n;
   }
   // This thread's reset read transaction on this environment (made on first use). The
   // generation tells this object from an earlier one at the same address.
@@ -1053,19 +1223,35 @@ class rocksdb_native final : public native_kv {
     ::rocksdb::DB* db = nullptr;
     check(::rocksdb::DB::Open(o, (dir / "native").string(), &db), "rocksdb::DB::Open");
     db_.reset(db);
-    wo_.sync = sync;
+    set_sync(sync);
     ro_.verify_checksums = true;  // RocksDB's default too
   }
+  void set_sync(bool on) override { wo_.sync = sync_ = on; }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     ::rocksdb::WriteBatch& b = kept_batch<::rocksdb::WriteBatch>();
     for (std::size_t i = first; i < last; ++i) b.Put(native_key(keys[i]), value_150);
     check(db_->Write(wo_, &b), "rocksdb::DB::Write");
   }
-  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+  void apply(const std::vector<std::pair<std::string, std::string>>& kvs, const std::vector<std::string>& gone) override {
     ::rocksdb::WriteBatch& b = kept_batch<::rocksdb::WriteBatch>();
     for (const auto& [k, v] : kvs) b.Put(k, v);
+    for (const std::string& k : gone) b.Delete(k);
     check(db_->Write(wo_, &b), "rocksdb::DB::Write");
   }
+  std::size_t scan(std::string_view prefix, std::string_view after, std::size_t limit,
+                   const std::function<bool(std::string_view, std::string_view)>& fn) override {
+    std::unique_ptr<::rocksdb::Iterator> it(db_->NewIterator(ro_));
+    const std::size_t n = iterator_scan(*it, prefix, after, limit, fn);
+    check(it->status(), "rocksdb::Iterator");
+    return n;
+  }
+  // One range tombstone.
+  void erase_prefix(const std::string& prefix) override {
+    ::rocksdb::WriteBatch& b = kept_batch<::rocksdb::WriteBatch>();
+    check(b.DeleteRange(prefix, prefix_end(prefix)), "rocksdb::WriteBatch::DeleteRange");
+    check(db_->Write(wo_, &b), "rocksdb::DB::Write");
+  }
+  void compact() override { check(db_->CompactRange(::rocksdb::CompactRangeOptions(), nullptr, nullptr), "rocksdb::DB::CompactRange"); }
   void erase(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     ::rocksdb::WriteBatch& b = kept_batch<::rocksdb::WriteBatch>();
     for (std::size_t i = first; i < last; ++i) b.Delete(native_key(keys[i]));
@@ -1111,24 +1297,31 @@ class sqlite_native final : public native_kv {
     fs::create_directories(dir);
     check(::sqlite3_open_v2((dir / "native.sqlite3").c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
           "sqlite3_open_v2");
-    if (setup.has("wal")) {
-      exec("PRAGMA journal_mode = WAL");
-      exec(sync ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
-    } else if (!sync) {
-      exec("PRAGMA synchronous = OFF");
-    }
+    wal_ = setup.has("wal");
+    if (wal_) exec("PRAGMA journal_mode = WAL");
+    set_sync(sync);
     if (setup.has("cache_8mib")) exec("PRAGMA cache_size = -8192");
     exec("CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) STRICT, WITHOUT ROWID");
     put_ = prepare("INSERT OR REPLACE INTO kv (k, v) VALUES (?1, ?2)");
     get_ = prepare("SELECT v FROM kv WHERE k = ?1");
     del_ = prepare("DELETE FROM kv WHERE k = ?1");
     range_ = prepare("SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k LIMIT ?2");
+    // Every scanned prefix ends below 0xFF: its end (prefix_end) is never "".
+    scan_ = prepare("SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k LIMIT ?3");
+    erase_range_ = prepare("DELETE FROM kv WHERE k >= ?1 AND k < ?2");
     begin_ = prepare("BEGIN IMMEDIATE");
     commit_ = prepare("COMMIT");
   }
   ~sqlite_native() override {
-    for (sqlite3_stmt* st : {put_, get_, del_, range_, begin_, commit_}) ::sqlite3_finalize(st);
+    for (sqlite3_stmt* st : {put_, get_, del_, range_, scan_, erase_range_, begin_, commit_}) ::sqlite3_finalize(st);
     ::sqlite3_close(db_);
+  }
+  // WAL: FULL, or NORMAL at sync off; the rollback journal (the user view): FULL (SQLite's
+  // default), or OFF.
+  void set_sync(bool on) override {
+    std::lock_guard lk(mu_);
+    exec(on ? "PRAGMA synchronous = FULL" : wal_ ? "PRAGMA synchronous = NORMAL" : "PRAGMA synchronous = OFF");
+    sync_ = on;
   }
   void write(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     std::lock_guard lk(mu_);
@@ -1136,11 +1329,52 @@ class sqlite_native final : public native_kv {
     for (std::size_t i = first; i < last; ++i) put(native_key(keys[i]), value_150);
     step_done(commit_, "COMMIT");
   }
-  void write_pairs(const std::vector<std::pair<std::string, std::string>>& kvs) override {
+  void apply(const std::vector<std::pair<std::string, std::string>>& kvs, const std::vector<std::string>& gone) override {
     std::lock_guard lk(mu_);
     step_done(begin_, "BEGIN IMMEDIATE");
     for (const auto& [k, v] : kvs) put(k, v);
+    for (const std::string& k : gone) {
+      ::sqlite3_bind_blob(del_, 1, k.data(), static_cast<int>(k.size()), SQLITE_STATIC);
+      step_done(del_, "DELETE");
+    }
     step_done(commit_, "COMMIT");
+  }
+  std::size_t scan(std::string_view prefix, std::string_view after, std::size_t limit,
+                   const std::function<bool(std::string_view, std::string_view)>& fn) override {
+    std::lock_guard lk(mu_);
+    const std::string_view from = after.empty() ? prefix : after;
+    const std::string end = prefix_end(std::string(prefix));
+    ::sqlite3_bind_blob(scan_, 1, from.data(), static_cast<int>(from.size()), SQLITE_STATIC);
+    ::sqlite3_bind_blob(scan_, 2, end.data(), static_cast<int>(end.size()), SQLITE_STATIC);
+    // One row more when it starts at `after` itself (skipped below).
+    ::sqlite3_bind_int64(scan_, 3, limit == static_cast<std::size_t>(-1) ? -1 : static_cast<sqlite3_int64>(limit + !after.empty()));
+    std::size_t n = 0;
+    int rc;
+    while ((rc = ::sqlite3_step(scan_)) == SQLITE_ROW) {
+      const std::string_view k(static_cast<const char*>(::sqlite3_column_blob(scan_, 0)), static_cast<std::size_t>(::sqlite3_column_bytes(scan_, 0)));
+      const std::string_view v(static_cast<const char*>(::sqlite3_column_blob(scan_, 1)), static_cast<std::size_t>(::sqlite3_column_bytes(scan_, 1)));
+      if (!after.empty() && k == after) continue;  // the first row, at most (keys are unique)
+      ++n;
+      bool more = false;
+      try {
+        more = fn(k, v);
+      } catch (...) {
+        ::sqlite3_reset(scan_);
+        throw;
+      }
+      if (!more || n == limit) break;
+    }
+    ::sqlite3_reset(scan_);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) check(rc, "sqlite3_step");
+    return n;
+  }
+  // One DELETE of the key range.
+  void erase_prefix(const std::string& prefix) override {
+    std::lock_guard lk(mu_);
+    const std::string end = prefix_end(prefix);
+    ::sqlite3_bind_blob(erase_range_, 1, prefix.data(), static_cast<int>(prefix.size()), SQLITE_STATIC);
+    ::sqlite3_bind_blob(erase_range_, 2, end.data(), static_cast<int>(end.size()), SQLITE_STATIC);
+    step_done(erase_range_, "DELETE");
   }
   void erase(const std::vector<std::string>& keys, std::size_t first, std::size_t last) override {
     std::lock_guard lk(mu_);
@@ -1210,11 +1444,14 @@ class sqlite_native final : public native_kv {
     step_done(put_, "INSERT");
   }
   std::mutex mu_;  // one thread at a time on the connection and its statements
+  bool wal_ = false;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* put_ = nullptr;
   sqlite3_stmt* get_ = nullptr;
   sqlite3_stmt* del_ = nullptr;
   sqlite3_stmt* range_ = nullptr;
+  sqlite3_stmt* scan_ = nullptr;
+  sqlite3_stmt* erase_range_ = nullptr;
   sqlite3_stmt* begin_ = nullptr;
   sqlite3_stmt* commit_ = nullptr;
 };
@@ -1233,6 +1470,8 @@ std::string be(std::uint64_t v, int bytes) {
 // chunk_size (the chunks only: no header, no erase of a previous value). Not timed when p is null.
 void publish_native(native_kv& db, std::uint64_t messages, std::uint64_t queues, std::size_t chunk_size,
                     cmp::probe* p) {
+  std::optional<unsynced> preparing;
+  if (p == nullptr) preparing.emplace(db);
   std::map<std::string, std::int64_t> counts;
   const std::string content(1024, 'c'), meta(64, 'm');
   std::vector<std::pair<std::string, std::string>> kvs;
@@ -1288,6 +1527,446 @@ void readers_native(native_kv& db, const sizes& sz, unsigned threads, cmp::probe
     const std::uint64_t id = (i * 2654435761u + t * 97u) % sz.messages;
     if (!db.get_raw(native_content_key(id), v)) throw std::runtime_error("readers native: message missing");
   });
+}
+
+// The broker's other workloads on a native API, written as a user of the plain engine would write
+// them with the keys of publish_native: the same reads, writes and commits as the keyschema
+// workloads above, each commit at the durability the native side was opened with.
+std::string meta_prefix(const std::string& q) { return "D" + q + std::string(1, '\0'); }
+std::string meta_key(const std::string& q, std::uint64_t id) { return meta_prefix(q) + be(id, 8); }
+std::string index_key(std::uint64_t id) { return "I" + be(id, 8); }
+std::string count_key(const std::string& q) { return "C" + q; }
+std::string content_prefix(std::uint64_t id) { return "M" + be(id, 8); }
+// The big-endian integer of the last `bytes` bytes of `s` (a key's id, a count, an expiry time).
+std::uint64_t from_be(std::string_view s, std::size_t bytes = 8) {
+  std::uint64_t v = 0;
+  for (std::size_t i = s.size() - bytes; i < s.size(); ++i) v = v << 8 | static_cast<unsigned char>(s[i]);
+  return v;
+}
+std::int64_t native_count(native_kv& db, const std::string& q) {
+  std::string v;
+  return db.get_raw(count_key(q), v) ? static_cast<std::int64_t>(from_be(v)) : 0;
+}
+using native_pairs = std::vector<std::pair<std::string, std::string>>;
+
+// reopen: `messages` published durably, then the engine closed and opened again (one operation).
+using native_opener = std::function<std::unique_ptr<native_kv>()>;
+void reopen_native(const native_opener& opener, const sizes& sz, cmp::probe& p) {
+  std::unique_ptr<native_kv> db = opener();
+  publish_native(*db, sz.messages, sz.queues, 0, nullptr);
+  for (std::uint64_t i = 0; i < sz.reopens; ++i)
+    p.op([&] {
+      db.reset();
+      db = opener();
+    });
+  std::string v;
+  if (!db->get_raw(count_key(queue_name(0)), v)) throw std::runtime_error("reopen native: count missing");
+}
+
+// browse: 5 rounds over every queue, pages of 1,000 metadata entries after the last id seen.
+void browse_native(native_kv& db, const sizes& sz, cmp::probe& p) {
+  publish_native(db, sz.messages, sz.queues, 0, nullptr);
+  for (int round = 0; round < 5; ++round)
+    for (std::uint64_t q = 0; q < sz.queues; ++q) {
+      const std::string prefix = meta_prefix(queue_name(q));
+      std::string after;
+      for (;;) {
+        std::uint64_t got = 0, id = 0;
+        p.op([&] {
+          got = db.scan(prefix, after, 1000, [&](std::string_view k, std::string_view) {
+            id = from_be(k);
+            return true;
+          });
+          return got;
+        });
+        if (got < 1000) break;
+        after = meta_key(queue_name(q), id);
+      }
+    }
+}
+
+// The 64 KiB body of message id (publish_native's chunks "M" id chunk), read by a scan of its
+// chunks into body; their keys appended to *keys when keys is not null.
+std::size_t read_body_native(native_kv& db, std::uint64_t id, std::string& body, std::vector<std::string>* keys) {
+  body.clear();
+  db.scan(content_prefix(id), {}, static_cast<std::size_t>(-1), [&](std::string_view k, std::string_view v) {
+    body.append(v);
+    if (keys != nullptr) keys->emplace_back(k);
+    return true;
+  });
+  if (body.size() != body_64k.size()) throw std::runtime_error("64 KiB native: body of message " + std::to_string(id) + " incomplete");
+  return body.size();
+}
+// The ids of the first `limit` messages of a queue (a scan of its metadata), into ids.
+void queue_ids(native_kv& db, const std::string& queue, std::size_t limit, std::vector<std::uint64_t>& ids) {
+  ids.clear();
+  db.scan(meta_prefix(queue), {}, limit, [&](std::string_view k, std::string_view) {
+    ids.push_back(from_be(k));
+    return true;
+  });
+}
+
+// consume: per queue, pages of `per` messages from the head: each message's content read (the
+// 1 KiB value; chunk_size != 0: the 64 KiB body's chunks, by a scan), its keys erased and the
+// queue's count written, one commit per page.
+void consume_native(native_kv& db, const sizes& sz, std::size_t per, std::size_t chunk_size, cmp::probe& p) {
+  publish_native(db, chunk_size == 0 ? sz.messages : sz.chunked, sz.queues, chunk_size, nullptr);
+  std::vector<std::uint64_t> ids;
+  std::vector<std::string> gone;
+  std::string v;
+  consume_queues(sz, per, p, [&](const std::string& q) {
+    queue_ids(db, q, per, ids);
+    gone.clear();
+    for (const std::uint64_t id : ids) {
+      if (chunk_size != 0) {
+        read_body_native(db, id, v, &gone);
+      } else {
+        if (!db.get_raw(native_content_key(id), v)) throw std::runtime_error("consume native: content missing");
+        gone.push_back(native_content_key(id));
+      }
+      gone.push_back(meta_key(q, id));
+      gone.push_back(index_key(id));
+    }
+    db.apply({{count_key(q), be(static_cast<std::uint64_t>(native_count(db, q) - static_cast<std::int64_t>(ids.size())), 8)}}, gone);
+    return ids.size();
+  });
+}
+
+// drain: queue 0's metadata, every content and index entry (erase_prefix: the engine's way), then
+// the count set to 0: four commits, as drain_queue0's.
+void drain_native_queue0(native_kv& db) {
+  db.erase_prefix(meta_prefix(queue_name(0)));
+  db.erase_prefix("M");
+  db.erase_prefix("I");
+  db.write_pairs({{count_key(queue_name(0)), be(0, 8)}});
+}
+void drain_native(native_kv& db, const sizes& sz, cmp::probe& p) {
+  publish_native(db, sz.messages, 1, 0, nullptr);
+  p.op([&] { drain_native_queue0(db); }, sz.messages);
+}
+// drained_lookup(_compacted): the first message of the drained queue 0, after the engine's
+// compaction when `compacted`.
+void drained_lookup_native(native_kv& db, const sizes& sz, bool compacted, cmp::probe& p) {
+  publish_native(db, sz.messages, 1, 0, nullptr);
+  drain_native_queue0(db);  // at the durability of the keyschema side's drain (p.write())
+  if (compacted) db.compact();
+  const std::string prefix = meta_prefix(queue_name(0));
+  for (std::uint64_t i = 0; i < sz.lookups; ++i)
+    p.op([&] {
+      if (db.scan(prefix, {}, 1, [](std::string_view, std::string_view) { return true; }) != 0)
+        throw std::runtime_error("drained_lookup native: the drained queue still has a message");
+    });
+}
+
+// xa: the branch's writes (10 enqueues, 10 dequeues, the count read and written back) encoded
+// into one prepared record "X" xid and committed durably (prepare); then, in one commit, the writes
+// applied and the record erased (commit), or the record erased alone (rollback).
+void xa_native(native_kv& db, const sizes& sz, bool commit, cmp::probe& p) {
+  publish_native(db, sz.xa * 10, 1, 0, nullptr);
+  const std::string q = queue_name(0), content(1024, 'c'), meta(64, 'm');
+  std::uint64_t next_id = sz.xa * 10, dequeued = 0;
+  native_pairs puts;
+  std::vector<std::string> gone;
+  for (std::uint64_t t = 0; t < sz.xa; ++t) {
+    p.op([&] {
+      puts.clear();
+      gone.clear();
+      for (int i = 0; i < 10; ++i, ++next_id) {
+        puts.emplace_back(native_content_key(next_id), content);
+        puts.emplace_back(meta_key(q, next_id), meta);
+        puts.emplace_back(index_key(next_id), q);
+      }
+      for (int i = 0; i < 10; ++i, ++dequeued) {
+        gone.push_back(native_content_key(dequeued));
+        gone.push_back(meta_key(q, dequeued));
+        gone.push_back(index_key(dequeued));
+      }
+      puts.emplace_back(count_key(q), be(static_cast<std::uint64_t>(native_count(db, q)), 8));
+      // The prepared record: each write as a tag, lengths and bytes.
+      std::string record;
+      for (const auto& [k, v] : puts) record += "P" + be(k.size(), 4) + k + be(v.size(), 4) + v;
+      for (const std::string& k : gone) record += "E" + be(k.size(), 4) + k;
+      const std::string xid_key = "X" + std::string("xid-") + std::to_string(t);
+      db.write_pairs({{xid_key, record}});
+      if (commit) {
+        gone.push_back(xid_key);
+        db.apply(puts, gone);
+      } else {
+        db.apply({}, {xid_key});
+      }
+    });
+    if (!commit) dequeued -= 10;
+  }
+  std::string v;
+  if (commit == db.get_raw(meta_key(q, 0), v)) throw std::runtime_error("xa native: outcome not applied");
+}
+
+// expiry: the metadata of `messages` messages over the queues, 20 % with an expiry time in its
+// first 8 bytes and an index entry "E" time queue 0x00 id written with it; the sweep reads up to
+// 100 due index entries, each entry's metadata, and erases both, one commit per 100, until none.
+std::string expiry_key(std::uint64_t at, const std::string& q, std::uint64_t id) { return "E" + be(at, 8) + meta_key(q, id).substr(1); }
+// One sweep batch: the first `limit` index entries, each with its metadata (read first, as
+// ks::sweep reads the record) erased, and `extra(queue, id, gone)` for what else goes with it,
+// committed by commit(gone). Returns the records erased.
+template <class Extra, class Commit>
+std::size_t sweep_batch_native(native_kv& db, std::size_t limit, Extra&& extra, Commit&& commit) {
+  thread_local std::vector<std::string> due, gone;
+  due.clear();
+  gone.clear();
+  db.scan("E", {}, limit, [&](std::string_view k, std::string_view) {
+    due.emplace_back(k);
+    return true;
+  });
+  std::size_t n = 0;
+  std::string v;
+  for (const std::string& e : due) {
+    const std::string record = "D" + e.substr(9);  // "E" + 8 bytes of time
+    const std::string q = record.substr(1, record.size() - 10);
+    if (db.get_raw(record, v)) {
+      gone.push_back(record);
+      extra(q, from_be(record), gone);
+      ++n;
+    }
+    gone.push_back(e);
+  }
+  if (!gone.empty()) commit(gone);
+  return n;
+}
+void expiry_native(native_kv& db, const sizes& sz, cmp::probe& p) {
+  std::uint64_t due = 0;
+  native_pairs kvs;
+  std::optional<unsynced> preparing{std::in_place, db};
+  for (std::uint64_t first = 0; first < sz.messages; first += 100) {
+    kvs.clear();
+    for (std::uint64_t id = first; id < std::min(sz.messages, first + 100); ++id) {
+      const std::uint64_t at = expiry_at(id);
+      const std::string q = queue_name(id % sz.queues);
+      kvs.emplace_back(meta_key(q, id), expiring_meta(at));
+      if (at != 0) kvs.emplace_back(expiry_key(at, q, id), std::string());
+      due += at != 0;
+    }
+    db.write_pairs(kvs);
+  }
+  preparing.reset();
+  p.op([&] {
+    std::size_t n = 0;
+    auto commit = [&](const std::vector<std::string>& gone) { db.apply({}, gone); };
+    while (const std::size_t k = sweep_batch_native(db, 100, [](const std::string&, std::uint64_t, auto&) {}, commit)) n += k;
+    if (n != due) throw std::runtime_error("expiry native: swept " + std::to_string(n) + " of " + std::to_string(due));
+    return n;
+  });
+}
+
+// recovery: `topics` topics of 2 messages each, read back by one scan of every metadata entry
+// (grouped: a topic ends where the destination in the key changes) or one scan per topic.
+void recovery_native(native_kv& db, const sizes& sz, bool grouped, cmp::probe& p) {
+  native_pairs kvs;
+  const std::string meta(64, 'm');
+  const unsynced preparing(db);
+  for (std::uint64_t first = 0; first < sz.topics; first += 500) {
+    kvs.clear();
+    for (std::uint64_t t = first; t < std::min(sz.topics, first + 500); ++t)
+      for (std::uint64_t m = 0; m < 2; ++m) kvs.emplace_back(meta_key("topic-" + std::to_string(t), m), meta);
+    db.write_pairs(kvs);
+  }
+  const std::vector<std::string> names = sorted_topic_names(sz);
+  p.op([&] {
+    std::uint64_t entries = 0, topics = 0;
+    if (grouped) {
+      std::string current;
+      db.scan("D", {}, static_cast<std::size_t>(-1), [&](std::string_view k, std::string_view v) {
+        const std::string_view dest = k.substr(1, k.size() - 10);
+        if (topics == 0 || dest != current) {
+          current.assign(dest);
+          ++topics;
+        }
+        entries += !v.empty();
+        return true;
+      });
+    } else {
+      for (const std::string& n : names) {
+        ++topics;
+        db.scan(meta_prefix(n), {}, static_cast<std::size_t>(-1), [&](std::string_view, std::string_view v) {
+          entries += !v.empty();
+          return true;
+        });
+      }
+    }
+    if (topics != sz.topics || entries != 2 * sz.topics) throw std::runtime_error("recovery native: wrong count");
+    return entries;
+  });
+}
+
+// browse_64k: 5 rounds over every queue, each a scan of its metadata and a read of each body.
+void browse_64k_native(native_kv& db, const sizes& sz, cmp::probe& p) {
+  publish_native(db, sz.chunked, sz.queues, chunk_16k, nullptr);
+  std::vector<std::uint64_t> ids;
+  std::string body;
+  for (int round = 0; round < 5; ++round)
+    for (std::uint64_t q = 0; q < sz.queues; ++q)
+      p.op([&] {
+        queue_ids(db, queue_name(q), static_cast<std::size_t>(-1), ids);
+        for (const std::uint64_t id : ids) read_body_native(db, id, body, nullptr);
+        return ids.size();
+      });
+}
+
+// mixed on a native API (the keys of publish_native, the expiry index of expiry_native): the
+// same roles and commits. The engines have no add: each commit that changes counts reads them
+// and writes the new values under one mutex (a user's read-modify-write must not interleave
+// with another's; held across the commit, which is what makes it atomic), as the store
+// serializes its counted writes.
+std::array<cmp::sample, 3> run_mixed_native(native_kv& db, const sizes& sz) {
+  std::mutex counts_mu;
+  auto commit_counted = [&](native_pairs& puts, const std::vector<std::string>& gone,
+                            const std::map<std::string, std::int64_t>& delta) {
+    std::lock_guard lk(counts_mu);
+    for (const auto& [q, d] : delta) puts.emplace_back(count_key(q), be(static_cast<std::uint64_t>(native_count(db, q) + d), 8));
+    db.apply(puts, gone);
+  };
+  const std::string content(1024, 'c');
+  auto publish = [&](unsigned t, const std::string& q, std::uint64_t first, std::uint64_t last) {
+    native_pairs puts;
+    for (std::uint64_t i = first; i < last; ++i) {
+      const std::uint64_t id = mixed_id(t, i), at = mixed_expiry(i);
+      puts.emplace_back(native_content_key(id), content);
+      puts.emplace_back(meta_key(q, id), expiring_meta(at));
+      puts.emplace_back(index_key(id), q);
+      if (at != 0) puts.emplace_back(expiry_key(at, q, id), std::string());
+    }
+    commit_counted(puts, {}, {{q, static_cast<std::int64_t>(last - first)}});
+  };
+  auto consume = [&](unsigned, const std::string& q, auto&& timed) {
+    std::vector<std::uint64_t> ids;
+    db.scan(meta_prefix(q), {}, 100, [&](std::string_view k, std::string_view v) {
+      if (no_expiry(v)) ids.push_back(from_be(k));
+      return ids.size() < 20;
+    });
+    if (ids.empty()) return std::uint64_t{0};
+    std::vector<std::string> gone;
+    std::string v;
+    for (const std::uint64_t id : ids) {
+      if (!db.get_raw(native_content_key(id), v)) throw std::runtime_error("mixed native: content missing");
+      gone.push_back(native_content_key(id));
+      gone.push_back(meta_key(q, id));
+      gone.push_back(index_key(id));
+    }
+    native_pairs puts;
+    timed([&] { commit_counted(puts, gone, {{q, -static_cast<std::int64_t>(ids.size())}}); });
+    return static_cast<std::uint64_t>(ids.size());
+  };
+  auto sweep_once = [&] {
+    std::size_t n = 0;
+    for (;;) {
+      std::map<std::string, std::int64_t> delta;
+      std::vector<std::string> gone;
+      const std::size_t k = sweep_batch_native(db, 100, [&](const std::string& q, std::uint64_t id, std::vector<std::string>& out) {
+        out.push_back(native_content_key(id));
+        out.push_back(index_key(id));
+        --delta[q];
+      }, [&](std::vector<std::string>& all) {
+        native_pairs puts;
+        commit_counted(puts, all, delta);
+      });
+      if (k == 0) return n;
+      n += k;
+    }
+  };
+  auto check = [&](const std::string& q) {
+    if (const std::int64_t c = native_count(db, q); c != 0)
+      throw std::runtime_error("mixed native: " + q + " has count " + std::to_string(c) + " after the run, not 0");
+    if (db.scan(meta_prefix(q), {}, 1, [](std::string_view, std::string_view) { return true; }) != 0)
+      throw std::runtime_error("mixed native: " + q + " still holds messages");
+  };
+  return run_mixed_roles(sz, publish, consume, sweep_once, check);
+}
+
+// Runs the mixed workload on every selected backend at each selected durability, and on each
+// engine's native API with both baselines (run_mixed_native), warm-up + repetitions
+// round-robin, and adds one result per role (mixed_publishers, mixed_consumers, mixed_sweeper)
+// to r, with the native sides' rates.
+template <class... Bs>
+void run_mixed_all(cmp::runner<broker>& r, const sizes& sz, const std::vector<std::pair<std::string, native_open>>& natives,
+                   const cmp::backend<mixed_schema, Bs>&... bs) {
+  const cmp::options& opt = r.opts();
+  struct cell {
+    std::function<std::array<cmp::sample, 3>(std::uint64_t& bytes)> run;
+    std::string backend;
+    bool sync, durable;
+    std::array<std::vector<cmp::sample>, 3> reps;
+    std::uint64_t bytes = 0;  // the store's disk bytes at the end of the last run
+    std::optional<cmp::baseline> native{};  // a native side's cell: which baseline
+  };
+  std::vector<cell> cells;
+  std::uint64_t counter = 0;
+  auto add = [&](const auto& b) {
+    if (!opt.wants_backend(b.name)) return;
+    std::vector<bool> syncs;
+    if (!b.durable) syncs.push_back(false);
+    else if (b.always_sync) syncs.push_back(true);
+    else {
+      if (opt.sync_on) syncs.push_back(true);
+      if (opt.sync_off) syncs.push_back(false);
+    }
+    for (const bool sync : syncs)
+      cells.push_back(cell{[&, sync](std::uint64_t& bytes) {
+                             const fs::path dir = r.data_dir() / ("mixed-" + std::to_string(++counter));
+                             fs::create_directories(dir);
+                             std::array<cmp::sample, 3> s;
+                             {
+                               auto db = b.open(dir);
+                               s = run_mixed(*db, sz, ks::write_options{.sync = sync});
+                               bytes = b.measure_disk ? b.measure_disk(dir) : cmp::disk_bytes(dir);
+                             }
+                             fs::remove_all(dir);
+                             return s;
+                           },
+                           b.name, sync, b.durable, {}});
+  };
+  (add(bs), ...);
+  // The native sides of the engines whose store runs, at the same durabilities.
+  const std::size_t stores = cells.size();
+  for (std::size_t n = 0; n < stores; ++n)
+    for (const auto& [engine, open] : natives) {
+      if (cells[n].backend != engine) continue;
+      for (const cmp::baseline view : {cmp::baseline::same_settings, cmp::baseline::user_view})
+        cells.push_back(cell{[&, sync = cells[n].sync, open = open, view](std::uint64_t&) {
+                               const fs::path dir = r.data_dir() / ("mixed-" + std::to_string(++counter));
+                               fs::create_directories(dir);
+                               std::array<cmp::sample, 3> s;
+                               {
+                                 auto db = open(dir, sync, native_setup{view, {}});
+                                 s = run_mixed_native(*db, sz);
+                               }
+                               fs::remove_all(dir);
+                               return s;
+                             },
+                             engine, cells[n].sync, true, {}, 0, view});
+    }
+  for (int i = 0; i < opt.warmup + opt.repetitions; ++i)
+    for (cell& c : cells) {
+      r.progress("mixed " + c.backend + (!c.native ? "" : *c.native == cmp::baseline::user_view ? " user view" : " native") +
+                 " sync " + (c.sync ? "on" : "off") + (i < opt.warmup ? " warm-up" : " rep " + std::to_string(i - opt.warmup + 1)));
+      std::array<cmp::sample, 3> s = c.run(c.bytes);
+      if (i >= opt.warmup)
+        for (std::size_t k = 0; k < 3; ++k) c.reps[k].push_back(std::move(s[k]));
+    }
+  std::vector<cmp::result> out;
+  for (std::size_t k = 0; k < 3; ++k)
+    for (cell& c : cells) {
+      if (c.native) continue;
+      cmp::result res = cmp::aggregate(c.backend, c.sync, mixed_roles::names[k], c.reps[k]);
+      res.durable = c.durable;
+      res.disk_bytes = c.bytes;
+      for (const cell& n : cells) {
+        if (!n.native || n.backend != c.backend || n.sync != c.sync) continue;
+        const cmp::result nr = cmp::aggregate(n.backend, n.sync, mixed_roles::names[k], n.reps[k]);
+        (*n.native == cmp::baseline::user_view ? res.user_ops_per_s : res.native_ops_per_s) = nr.ops_per_s;
+        (*n.native == cmp::baseline::user_view ? res.user_samples : res.native_samples) = nr.samples;
+      }
+      out.push_back(std::move(res));
+    }
+  r.add_results(out);
 }
 
 struct table_workloads {
@@ -1608,8 +2287,10 @@ struct bench_backends {
 
 void usage() {
   std::puts(
-      "usage: keyschema-bench [--quick | --full | --scale F] [--backends memory,leveldb,lmdb,rocksdb,sqlite,etcd]\n"
+      "usage: keyschema-bench [--quick | --full | --scale F]\n"
+      "         [--backends memory,leveldb,lmdb,lmdb-placed,rocksdb,sqlite,etcd]\n"
       "         [--workloads publish,publish_1_queue,publish_100_queues,publish_10000_queues,publish_64k,\n"
+      "                      consume_64k,browse_64k,\n"
       "                      browse,consume,drain,drained_lookup,drained_lookup_compacted,xa_commit,\n"
       "                      xa_rollback,reopen,recovery_grouped,recovery_per_topic,expiry,bulk_load,\n"
       "                      individual_writes,batch_writes,random_reads,random_reads_2_threads,\n"
@@ -1696,7 +2377,7 @@ int main(int argc, char** argv) {
     if (opt.backends.empty()) {
       opt.backends = {"memory"};
       if (KEYSCHEMA_BENCH_WITH_LEVELDB) opt.backends.emplace_back("leveldb");
-      if (KEYSCHEMA_BENCH_WITH_LMDB) opt.backends.emplace_back("lmdb");
+      if (KEYSCHEMA_BENCH_WITH_LMDB) opt.backends.insert(opt.backends.end(), {"lmdb", "lmdb-placed"});
       if (KEYSCHEMA_BENCH_WITH_ROCKSDB) opt.backends.emplace_back("rocksdb");
       if (KEYSCHEMA_BENCH_WITH_SQLITE) opt.backends.emplace_back("sqlite");
     }
@@ -1708,12 +2389,13 @@ int main(int argc, char** argv) {
 
     cmp::runner<broker> br(opt);
     // A misspelt --workloads or --backends name is an error now, not after the run.
-    br.expect({"publish", "publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k", "browse",
+    br.expect({"publish", "publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k", "consume_64k",
+               "browse_64k", "browse",
                "consume", "drain", "drained_lookup", "drained_lookup_compacted", "xa_commit", "xa_rollback", "reopen",
                "recovery_grouped", "recovery_per_topic", "expiry", "bulk_load", "individual_writes", "batch_writes",
                "random_reads", "random_reads_2_threads", "random_range_reads", "removals", "writers_1", "writers_2",
                "writers_4", "writers_8", "readers_1", "readers_2", "readers_4", "readers_8", "mixed"},
-              {"memory", "leveldb", "lmdb", "rocksdb", "sqlite", "etcd"});
+              {"memory", "leveldb", "lmdb", "lmdb-placed", "rocksdb", "sqlite", "etcd"});
 #if KEYSCHEMA_BENCH_WITH_ETCD
     // Declared after the runner: stopped before the runner removes the data directory.
     std::optional<keyschema_bench::local_etcd_cluster> cluster;
@@ -1766,13 +2448,19 @@ int main(int argc, char** argv) {
 #endif
     if (setting_costs) return measure_setting_costs(br, natives, sz);
     // Runs fn(native_kv&, probe&) as `workload` of runner r on every engine's native API, with the
-    // adapter's settings and as a user would open the engine (both baselines).
+    // adapter's settings and as a user would open the engine (both baselines); or fn(opener,
+    // probe&), where opener() opens the engine (again) in the run's directory (reopen).
     auto run_natives = [&](auto& r, const std::string& workload, auto fn) {
       for (const auto& [backend, open] : natives)
         for (const cmp::baseline view : {cmp::baseline::same_settings, cmp::baseline::user_view})
           r.run_native(workload, backend, [&, open = open, view](const fs::path& d, cmp::probe& p) {
-            auto db = open(d, p.sync(), native_setup{view, {}});
-            fn(*db, p);
+            auto opener = [&] { return open(d, p.sync(), native_setup{view, {}}); };
+            if constexpr (std::is_invocable_v<decltype(fn)&, native_kv&, cmp::probe&>) {
+              auto db = opener();
+              fn(*db, p);
+            } else {
+              fn(native_opener(opener), p);
+            }
           }, view);
     };
 
@@ -1787,7 +2475,35 @@ int main(int argc, char** argv) {
       const std::string name = "publish_" + std::to_string(queues) + (queues == 1 ? "_queue" : "_queues");
       publish_variant(name, publish_workload(name, sz.variant_messages, queues), sz.variant_messages, queues, 0);
     }
-    publish_variant("publish_64k", publish_64k_workload(sz), sz.chunked, sz.queues, chunk_16k);
+    // The 64 KiB workloads, and their placed variant: the content in a placement of its own, as a
+    // store of its own beside the others, on the backends that keep placements apart (LMDB: a
+    // named database), round-robin with them. It has no native side: a user placing the content by
+    // hand calls the same engine functions on a second named database; the unplaced LMDB row's
+    // native columns are the comparison.
+    bb.apply([&](const auto&... b) {
+#if KEYSCHEMA_BENCH_WITH_LMDB
+      cmp::backend<broker, ks::lmdb_backend, ks::store<broker_placed, ks::lmdb_backend>> lmdb_placed{"lmdb-placed"};
+      // RocksDB: once rocksdb_options::placement_options exists, add its blob files as one more
+      // store here and pass it after lmdb_placed below:
+      //   cmp::backend<broker, ks::rocksdb_backend, ks::store<broker_placed, ks::rocksdb_backend>> rocksdb_blobs{"rocksdb-blobs"};
+      //   rocksdb_blobs.open = [](const fs::path& d) {
+      //     ks::rocksdb_options o;
+      //     o.placement_options["content"].blob_files = true;
+      //     return std::make_unique<ks::store<broker_placed, ks::rocksdb_backend>>(d, o);
+      //   };
+      // (and "rocksdb-blobs" in br.expect's backends and the default backends).
+#define KEYSCHEMA_BENCH_PLACED , lmdb_placed
+#else
+#define KEYSCHEMA_BENCH_PLACED
+#endif
+      br.run("publish_64k", publish_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
+      br.run("consume_64k", consume_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
+      br.run_reads("browse_64k", browse_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
+#undef KEYSCHEMA_BENCH_PLACED
+    });
+    run_natives(br, "publish_64k", [&](native_kv& db, cmp::probe& p) { publish_native(db, sz.chunked, sz.queues, chunk_16k, &p); });
+    run_natives(br, "consume_64k", [&](native_kv& db, cmp::probe& p) { consume_native(db, sz, 100, chunk_16k, p); });
+    run_natives(br, "browse_64k", [&](native_kv& db, cmp::probe& p) { browse_64k_native(db, sz, p); });
     for (const unsigned threads : {1u, 2u, 4u, 8u}) {
       const std::string w = "writers_" + std::to_string(threads), rd = "readers_" + std::to_string(threads);
       bb.run(br, w, writers_workload(sz, threads));
@@ -1796,24 +2512,38 @@ int main(int argc, char** argv) {
       run_natives(br, rd, [&](native_kv& db, cmp::probe& p) { readers_native(db, sz, threads, p); });
     }
     bb.run_reads(br, "browse", browse_workload(sz));
+    run_natives(br, "browse", [&](native_kv& db, cmp::probe& p) { browse_native(db, sz, p); });
     bb.run(br, "consume", consume_workload(sz));
+    run_natives(br, "consume", [&](native_kv& db, cmp::probe& p) { consume_native(db, sz, 100, 0, p); });
     bb.run(br, "drain", drain_workload(sz));
-    bb.run_reads(br, "drained_lookup", drained_lookup_workload(sz));
-    bb.run_reads(br, "drained_lookup_compacted", drained_lookup_compacted_workload(sz));
-    bb.run(br, "xa_commit", xa_workload(sz, true));
-    bb.run(br, "xa_rollback", xa_workload(sz, false));
+    run_natives(br, "drain", [&](native_kv& db, cmp::probe& p) { drain_native(db, sz, p); });
+    for (const bool compacted : {false, true}) {
+      const std::string name = compacted ? "drained_lookup_compacted" : "drained_lookup";
+      bb.run_reads(br, name, drained_lookup_workload(sz, compacted));
+      run_natives(br, name, [&](native_kv& db, cmp::probe& p) { drained_lookup_native(db, sz, compacted, p); });
+    }
+    for (const bool commit : {true, false}) {
+      const std::string name = commit ? "xa_commit" : "xa_rollback";
+      bb.run(br, name, xa_workload(sz, commit));
+      run_natives(br, name, [&](native_kv& db, cmp::probe& p) { xa_native(db, sz, commit, p); });
+    }
     bb.run_reads(br, "reopen", reopen_workload(sz), /*durable_only=*/true);
-    bb.run_reads(br, "recovery_grouped", recovery_workload(sz, true));
-    bb.run_reads(br, "recovery_per_topic", recovery_workload(sz, false));
+    run_natives(br, "reopen", [&](const native_opener& opener, cmp::probe& p) { reopen_native(opener, sz, p); });
+    for (const bool grouped : {true, false}) {
+      const std::string name = grouped ? "recovery_grouped" : "recovery_per_topic";
+      bb.run_reads(br, name, recovery_workload(sz, grouped));
+      run_natives(br, name, [&](native_kv& db, cmp::probe& p) { recovery_native(db, sz, grouped, p); });
+    }
 
     // The expiry sweep, on a schema with a declared index.
     cmp::options eopt = opt;
     eopt.dir = br.data_dir() / "expiry";
     cmp::runner<expiry_schema> er(eopt);
     eb.run(er, "expiry", expiry_workload(sz));
+    run_natives(er, "expiry", [&](native_kv& db, cmp::probe& p) { expiry_native(db, sz, p); });
 
     // The mixed workload: publishers, consumers and the expiry sweeper at once on one store.
-    if (br.offer("mixed")) mb.apply([&](const auto&... b) { run_mixed_all(br, sz, b...); });
+    if (br.offer("mixed")) mb.apply([&](const auto&... b) { run_mixed_all(br, sz, natives, b...); });
 
     // The standard table runs in a runner of its own schema; its results join the first's.
     cmp::options topt = opt;

@@ -642,7 +642,7 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
                 m.note.empty() ? "" : "; ", m.note.c_str());
   os << buf;
   if (quick) os << "--quick: INDICATIVE ONLY (small sizes, one repetition: no store is named faster)\n";
-  std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %19s %10s %10s %8s %8s %8s %10s %10s\n", "workload", "backend", "sync",
+  std::snprintf(buf, sizeof buf, "%-24s %-11s %-4s %10s %19s %10s %10s %8s %8s %8s %10s %10s\n", "workload", "backend", "sync",
                 "ops/s", "min..max (n)", "p50 us", "p99 us", "native", "user", "x fsync", "disk", "compacted");
   os << buf;
   for (const result& r : runs) {
@@ -662,7 +662,7 @@ inline void print_table(std::ostream& os, const machine_info& m, const std::vect
     }
     const spread sp = summarize(r.samples);
     const std::string range = format_rate(sp.min) + ".." + format_rate(sp.max) + " (" + std::to_string(sp.n) + ")";
-    std::snprintf(buf, sizeof buf, "%-22s %-9s %-4s %10s %19s %10.1f %10.1f %8s %8s %8s %10s %10s\n", r.workload.c_str(),
+    std::snprintf(buf, sizeof buf, "%-24s %-11s %-4s %10s %19s %10.1f %10.1f %8s %8s %8s %10s %10s\n", r.workload.c_str(),
                   r.backend.c_str(), r.durable && !r.reads ? (r.sync ? "on" : "off") : "-", format_rate(r.ops_per_s).c_str(),
                   range.c_str(), r.p50_us, r.p99_us, ratio.c_str(), user.c_str(), fs.c_str(), r.durable ? format_bytes(r.disk_bytes).c_str() : "-",
                   r.disk_bytes_compacted > 0 ? format_bytes(r.disk_bytes_compacted).c_str() : "-");
