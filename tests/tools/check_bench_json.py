@@ -13,8 +13,8 @@ and the write workloads of the file backends carry a disk size after compaction.
 baselines (same settings, user view) are measured, with their samples, for every write and read
 workload of every backend that has a native side (LevelDB, LMDB, RocksDB, SQLite), the mixed
 workload's three roles included, and the table prints both columns; the placed variant of the
-64 KiB workloads (the store "lmdb-placed") has a row for each of them, with null native figures
-(its native side is the unplaced LMDB rows').
+64 KiB workloads (the stores "lmdb-placed" and "rocksdb-blobs") has a row for each of them, with
+null native figures (its native side is the unplaced rows').
 """
 import json
 import os
@@ -94,7 +94,7 @@ for b in backends:
     if not writes or any(num(r["disk_bytes_compacted"]) <= 0 for r in writes):
         errors.append(f"{b} publish has no disk size after compaction")
 # Every write and read workload the program runs, each with both native baselines on the engines
-# that have a native side; the placed variant's rows (lmdb-placed) have none (null).
+# that have a native side; the placed variant's rows (lmdb-placed, rocksdb-blobs) have none (null).
 placed = ["publish_64k", "consume_64k", "browse_64k"]
 with_native = ["publish", "publish_1_queue", "publish_100_queues", "publish_10000_queues", "publish_64k",
                "consume_64k", "browse_64k", "browse", "consume", "drain", "drained_lookup",
@@ -117,12 +117,13 @@ for b in backends:
                 if num(r.get(f"{base}_ops_per_s")) <= 0 or len(r.get(f"{base}_samples", [])) != len(r["samples"]):
                     errors.append(f"{b} {w} sync {r['sync']} has no {base} figure with its samples")
 for w in placed:
-    rows = [r for r in runs if r["workload"] == w and r["backend"] == "lmdb-placed"]
-    if "lmdb" in backends and not rows:
-        errors.append(f"lmdb-placed has no {w} row")
-    for r in rows:
-        if r.get("native_ops_per_s") is not None or r.get("user_ops_per_s") is not None:
-            errors.append(f"{r['backend']} {w}: a native figure where none is measured (null expected)")
+    for engine, store in (("lmdb", "lmdb-placed"), ("rocksdb", "rocksdb-blobs")):
+        rows = [r for r in runs if r["workload"] == w and r["backend"] == store]
+        if engine in backends and not rows:
+            errors.append(f"{store} has no {w} row")
+        for r in rows:
+            if r.get("native_ops_per_s") is not None or r.get("user_ops_per_s") is not None:
+                errors.append(f"{r['backend']} {w}: a native figure where none is measured (null expected)")
 header = next((line for line in proc.stdout.splitlines() if line.startswith("workload ")), "")
 if " native " not in header or " user " not in header:
     errors.append(f"the table's header lacks the native and user columns: {header!r}")

@@ -146,7 +146,8 @@ using message_count = ks::keyspace<"message_count", std::int64_t, ks::lit<"MESSA
     ks::field<"destination", std::string>>;
 using broker = ks::schema<message_content, message_metadata, message_index, message_count>;
 // The placed variant: the content in a placement of its own ("content"; LMDB: a named database).
-// It runs the 64 KiB workloads as a store of its own ("lmdb-placed") beside the others.
+// It runs the 64 KiB workloads as stores of their own beside the others: "lmdb-placed" (LMDB: a
+// named database) and "rocksdb-blobs" (RocksDB: a column family with blob files).
 using content_placed = ks::placed<"content", message_content>;
 using broker_placed = ks::schema<content_placed, message_metadata, message_index, message_count>;
 // The content keyspace of a store: content_placed in a store of broker_placed, else message_content.
@@ -2288,7 +2289,7 @@ struct bench_backends {
 void usage() {
   std::puts(
       "usage: keyschema-bench [--quick | --full | --scale F]\n"
-      "         [--backends memory,leveldb,lmdb,lmdb-placed,rocksdb,sqlite,etcd]\n"
+      "         [--backends memory,leveldb,lmdb,lmdb-placed,rocksdb,rocksdb-blobs,sqlite,etcd]\n"
       "         [--workloads publish,publish_1_queue,publish_100_queues,publish_10000_queues,publish_64k,\n"
       "                      consume_64k,browse_64k,\n"
       "                      browse,consume,drain,drained_lookup,drained_lookup_compacted,xa_commit,\n"
@@ -2378,7 +2379,7 @@ int main(int argc, char** argv) {
       opt.backends = {"memory"};
       if (KEYSCHEMA_BENCH_WITH_LEVELDB) opt.backends.emplace_back("leveldb");
       if (KEYSCHEMA_BENCH_WITH_LMDB) opt.backends.insert(opt.backends.end(), {"lmdb", "lmdb-placed"});
-      if (KEYSCHEMA_BENCH_WITH_ROCKSDB) opt.backends.emplace_back("rocksdb");
+      if (KEYSCHEMA_BENCH_WITH_ROCKSDB) opt.backends.insert(opt.backends.end(), {"rocksdb", "rocksdb-blobs"});
       if (KEYSCHEMA_BENCH_WITH_SQLITE) opt.backends.emplace_back("sqlite");
     }
     const bool with_etcd = etcd_limits || std::find(opt.backends.begin(), opt.backends.end(), "etcd") != opt.backends.end();
@@ -2395,7 +2396,7 @@ int main(int argc, char** argv) {
                "recovery_grouped", "recovery_per_topic", "expiry", "bulk_load", "individual_writes", "batch_writes",
                "random_reads", "random_reads_2_threads", "random_range_reads", "removals", "writers_1", "writers_2",
                "writers_4", "writers_8", "readers_1", "readers_2", "readers_4", "readers_8", "mixed"},
-              {"memory", "leveldb", "lmdb", "lmdb-placed", "rocksdb", "sqlite", "etcd"});
+              {"memory", "leveldb", "lmdb", "lmdb-placed", "rocksdb", "rocksdb-blobs", "sqlite", "etcd"});
 #if KEYSCHEMA_BENCH_WITH_ETCD
     // Declared after the runner: stopped before the runner removes the data directory.
     std::optional<keyschema_bench::local_etcd_cluster> cluster;
@@ -2477,29 +2478,34 @@ int main(int argc, char** argv) {
     }
     // The 64 KiB workloads, and their placed variant: the content in a placement of its own, as a
     // store of its own beside the others, on the backends that keep placements apart (LMDB: a
-    // named database), round-robin with them. It has no native side: a user placing the content by
-    // hand calls the same engine functions on a second named database; the unplaced LMDB row's
-    // native columns are the comparison.
+    // named database; RocksDB: a column family with blob files), round-robin with them. It has no
+    // native side: a user placing the content by hand calls the same engine functions on a second
+    // named database or column family; the unplaced rows' native columns are the comparison.
     bb.apply([&](const auto&... b) {
 #if KEYSCHEMA_BENCH_WITH_LMDB
       cmp::backend<broker, ks::lmdb_backend, ks::store<broker_placed, ks::lmdb_backend>> lmdb_placed{"lmdb-placed"};
-      // RocksDB: once rocksdb_options::placement_options exists, add its blob files as one more
-      // store here and pass it after lmdb_placed below:
-      //   cmp::backend<broker, ks::rocksdb_backend, ks::store<broker_placed, ks::rocksdb_backend>> rocksdb_blobs{"rocksdb-blobs"};
-      //   rocksdb_blobs.open = [](const fs::path& d) {
-      //     ks::rocksdb_options o;
-      //     o.placement_options["content"].blob_files = true;
-      //     return std::make_unique<ks::store<broker_placed, ks::rocksdb_backend>>(d, o);
-      //   };
-      // (and "rocksdb-blobs" in br.expect's backends and the default backends).
-#define KEYSCHEMA_BENCH_PLACED , lmdb_placed
+#define KEYSCHEMA_BENCH_PLACED_LMDB , lmdb_placed
 #else
-#define KEYSCHEMA_BENCH_PLACED
+#define KEYSCHEMA_BENCH_PLACED_LMDB
 #endif
-      br.run("publish_64k", publish_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
-      br.run("consume_64k", consume_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
-      br.run_reads("browse_64k", browse_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED);
-#undef KEYSCHEMA_BENCH_PLACED
+#if KEYSCHEMA_BENCH_WITH_ROCKSDB
+      // RocksDB: the content in a column family of its own with BlobDB blob files (values of
+      // 4 KiB and more go to blob files, the LSM tree keeps their references).
+      cmp::backend<broker, ks::rocksdb_backend, ks::store<broker_placed, ks::rocksdb_backend>> rocksdb_blobs{"rocksdb-blobs"};
+      rocksdb_blobs.open = [](const fs::path& d) {
+        ks::rocksdb_options o;
+        o.placement_options["content"].blob_files = true;
+        return std::make_unique<ks::store<broker_placed, ks::rocksdb_backend>>(d, o);
+      };
+#define KEYSCHEMA_BENCH_PLACED_ROCKSDB , rocksdb_blobs
+#else
+#define KEYSCHEMA_BENCH_PLACED_ROCKSDB
+#endif
+      br.run("publish_64k", publish_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED_LMDB KEYSCHEMA_BENCH_PLACED_ROCKSDB);
+      br.run("consume_64k", consume_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED_LMDB KEYSCHEMA_BENCH_PLACED_ROCKSDB);
+      br.run_reads("browse_64k", browse_64k_workload(sz), b... KEYSCHEMA_BENCH_PLACED_LMDB KEYSCHEMA_BENCH_PLACED_ROCKSDB);
+#undef KEYSCHEMA_BENCH_PLACED_LMDB
+#undef KEYSCHEMA_BENCH_PLACED_ROCKSDB
     });
     run_natives(br, "publish_64k", [&](native_kv& db, cmp::probe& p) { publish_native(db, sz.chunked, sz.queues, chunk_16k, &p); });
     run_natives(br, "consume_64k", [&](native_kv& db, cmp::probe& p) { consume_native(db, sz, 100, chunk_16k, p); });
