@@ -85,11 +85,14 @@ inline constexpr std::string_view placement_db_prefix = "\xff" "keyschema/placem
 // Everything of one open environment. Heap-allocated so that snapshots and cursors keep a
 // stable pointer to it while the backend object moves.
 struct env_state {
-  explicit env_state(std::chrono::milliseconds wait) : readers(std::make_shared<reader_registry>()), gate(wait) {}
+  explicit env_state(std::chrono::milliseconds wait) : gate(wait) { live_registries::instance().add(generation, &readers); }
   env_state(const env_state&) = delete;
   env_state& operator=(const env_state&) = delete;
   ~env_state() {
-    readers->close();  // other threads may still cache their readers: they are never used again
+    // Other threads may still cache their readers: no thread gives one back after remove(), and
+    // none uses one again (the generation is never seen again).
+    live_registries::instance().remove(generation);
+    readers.close();
     if (MDB_cursor* c = spare_cursor.take()) ::mdb_cursor_close(c);
     if (MDB_txn* t = spare.take()) ::mdb_txn_abort(t);
     for (MDB_txn* t : pool) ::mdb_txn_abort(t);
@@ -117,7 +120,7 @@ struct env_state {
   // This environment's number among the process's (thread_reader.hpp: the threads' caches).
   const std::uint64_t generation = next_generation();
   // The threads' readers; declared before the gate, whose slots they are, so they outlive it.
-  const std::shared_ptr<reader_registry> readers;
+  reader_registry readers;
   lmdb_detail::txn_gate gate;
   // Reset read transactions for reuse, at most pool_cap in all: one in spare (taken and returned
   // without a lock), the others in pool (capacity reserved at open; guarded by pool_mu).
@@ -391,7 +394,7 @@ struct env_state {
 
   // Frees the reader slots of the idle pooled transactions and of the idle threads' readers.
   void drain_pool() noexcept {
-    readers->drain(gate);
+    readers.drain(gate);
     if (MDB_txn* t = spare.take()) ::mdb_txn_abort(t);
     std::lock_guard lk(pool_mu);
     for (MDB_txn* t : pool) ::mdb_txn_abort(t);

@@ -220,7 +220,7 @@ inline std::unique_ptr<env_state> open_env(const std::filesystem::path& path, co
   s->pool.reserve(s->pool_cap);
   // Point reads: a transaction per reading thread, for at most half the reader slots (LMDB's are
   // shared by every process; the other threads' reads use the pool).
-  s->readers->cap = readers / 2;
+  s->readers.cap = readers / 2;
   return s;
 }
 

@@ -7,21 +7,24 @@
 // pool and the gate's shared count did, and their cache lines bounced between the cores of
 // concurrent readers). This is what native LMDB code does with one reset transaction per thread.
 //
-// Ownership. A reader_registry holds every thread_reader of one environment (at most `cap`;
-// env_state owns it through a shared_ptr). A thread finds its reader in a small thread-local
-// cache (tls_readers) keyed by the environment's generation, a number no other environment of
-// the process gets (so an environment destroyed and another created at the same address are
-// told apart); on a miss it claims an unclaimed reader of the registry, or adds one. A thread
-// gives its readers back (unclaimed, transaction kept reset for the next thread) when it exits
-// or when its cache evicts them; it holds a weak_ptr to each registry for that, so that a thread
-// exiting after the environment was destroyed touches nothing of it. The environment's
-// destructor aborts every reader's transaction (close()) under the registry's mutex before it
-// closes the environment, from whichever thread destroys it: a thread giving a reader back at
-// the same time waits for the mutex and then finds the registry closed.
+// Ownership. A reader_registry holds every thread_reader of one environment (at most `cap`; a
+// member of env_state). A thread finds its reader in a small thread-local cache (tls_readers)
+// keyed by the environment's generation, a number no other environment of the process gets (so
+// an environment destroyed and another created at the same address are told apart); on a miss
+// it claims an unclaimed reader of the registry, or adds one. A thread gives its readers back
+// (unclaimed, transaction kept reset for the next thread) when it exits or when its cache
+// evicts them, through live_registries: the registries of the environments that exist, by
+// generation, under one process-wide mutex. The environment's destructor, on whichever thread
+// destroys it, first removes its registry from live_registries (a thread giving a reader back
+// holds that mutex throughout, so none does afterwards), then aborts every reader's transaction
+// (close()) before it closes the environment. A thread whose cache still names the destroyed
+// environment never uses that entry again (no environment gets its generation).
 //
-// Lock: reader_registry::mu guards `all`, `claimed` and `open`; it is taken when a thread claims
-// or gives back a reader, by drains and by close(), never on a get() whose thread has its reader
-// cached. The gate's mutex is taken inside it (add_slot), never the other way round.
+// Locks: live_registries::mu is taken on open and close of an environment, on thread exit and on
+// a cache miss, never on a get() whose thread has its reader cached; reader_registry::mu (guards
+// `all`, `claimed` and `open`) when a thread claims or gives back a reader, by drains and by
+// close(). The order is live_registries::mu, reader_registry::mu, then the gate's mutex
+// (add_slot); none is taken the other way round, and no I/O happens under them.
 //
 // Thread-safety: a thread_reader's txn is read and written only by the thread that holds its slot
 // busy (its owner in a get(), or a drain that took it idle with txn_gate::try_take), and by
@@ -114,9 +117,45 @@ inline std::uint64_t next_generation() noexcept {
   return n.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+// The registries of the environments open in the process, by generation: a thread giving its
+// readers back finds a registry here only while its environment exists. Never destroyed (threads
+// and static backends may end after static destruction began).
+struct live_registries {
+  std::mutex mu;  // taken on open, close, thread exit and cache eviction only; before reader_registry::mu
+  std::vector<std::pair<std::uint64_t, reader_registry*>> list;
+
+  static live_registries& instance() {
+    static live_registries* const l = new live_registries;
+    return *l;
+  }
+  // Errors: std::bad_alloc.
+  void add(std::uint64_t gen, reader_registry* r) {
+    std::lock_guard lk(mu);
+    list.emplace_back(gen, r);
+  }
+  // After remove(gen) returned, no thread gives a reader back to gen's registry.
+  void remove(std::uint64_t gen) noexcept {
+    std::lock_guard lk(mu);
+    for (auto& e : list) {
+      if (e.first == gen) {
+        e = list.back();
+        list.pop_back();
+        return;
+      }
+    }
+  }
+  // REQUIRES: mu held.
+  reader_registry* find_locked(std::uint64_t gen) const noexcept {
+    for (const auto& e : list) {
+      if (e.first == gen) return e.second;
+    }
+    return nullptr;
+  }
+};
+
 // The calling thread's cache of its readers: environment generation -> reader. Constant-
 // initialized and trivially destructible, so that a get() reads it without a thread-local
-// guard; the weak_ptrs that give readers back live in tls_reader_owner.
+// guard; tls_reader_owner gives the readers back when the thread exits.
 inline constexpr std::size_t cached_readers = 8;
 struct cached_reader {
   std::uint64_t gen = 0;
@@ -127,26 +166,25 @@ inline constinit thread_local bool tls_readers_gone = false;  // the thread's ow
 
 // Gives the calling thread's readers back when the thread exits.
 struct tls_reader_owner {
-  std::weak_ptr<reader_registry> reg[cached_readers];
   tls_reader_owner() = default;
   tls_reader_owner(const tls_reader_owner&) = delete;
   tls_reader_owner& operator=(const tls_reader_owner&) = delete;
   ~tls_reader_owner() {
     tls_readers_gone = true;  // a get() from a later thread-local destructor uses the pool
-    for (std::size_t i = 0; i < cached_readers; ++i) evict(i);
+    live_registries& live = live_registries::instance();
+    std::lock_guard lk(live.mu);
+    for (std::size_t i = 0; i < cached_readers; ++i) evict_locked(live, i);
   }
   // Gives the reader of entry i back (when its environment still exists) and empties the entry.
-  void evict(std::size_t i) noexcept {
+  // REQUIRES: live.mu held.
+  static void evict_locked(live_registries& live, std::size_t i) noexcept {
     if (tls_readers[i].gen != 0) {
-      if (const std::shared_ptr<reader_registry> r = reg[i].lock()) r->give_back(tls_readers[i].r);
+      if (reader_registry* r = live.find_locked(tls_readers[i].gen)) r->give_back(tls_readers[i].r);
     }
     tls_readers[i] = cached_reader{};
-    reg[i].reset();
   }
-  static tls_reader_owner& instance() {
-    static thread_local tls_reader_owner owner;
-    return owner;
-  }
+  // Registers the calling thread's owner (its destructor runs when the thread exits).
+  static void ensure() { static thread_local tls_reader_owner owner; }
 };
 
 // The calling thread's cache entry of the environment numbered gen, or nullptr. The entry's
@@ -159,32 +197,29 @@ KEYSCHEMA_ALWAYS_INLINE const cached_reader* cached_thread_reader(std::uint64_t 
 }
 
 // Claims a reader of registry (the environment numbered gen) for the calling thread and caches
-// it in front (the least recently claimed entry is evicted when the cache is full). Returns
-// nullptr when none is available (the registry is at its cap, the thread is exiting, or memory
-// ran out): the caller reads with a pooled transaction instead. At the cap the thread caches
-// that (a null reader) and reads with the pool until the entry is evicted, rather than taking
-// the registry's mutex on every read.
-[[gnu::noinline]] inline thread_reader* claim_thread_reader(std::uint64_t gen, const std::shared_ptr<reader_registry>& registry,
+// it in front (an entry of an environment that no longer exists is evicted first, else the least
+// recently claimed one). Returns nullptr when none is available (the registry is at its cap, the
+// thread is exiting, or memory ran out): the caller reads with a pooled transaction instead. At
+// the cap the thread caches that (a null reader) and reads with the pool until the entry is
+// evicted, rather than taking the registry's mutex on every read.
+[[gnu::noinline]] inline thread_reader* claim_thread_reader(std::uint64_t gen, reader_registry& registry,
                                                             txn_gate& gate) noexcept {
   if (tls_readers_gone) return nullptr;
   try {
-    tls_reader_owner& owner = tls_reader_owner::instance();
-    // An entry of an environment that no longer exists first, else the last one.
+    tls_reader_owner::ensure();
+    thread_reader* r = registry.cap != 0 ? registry.claim(gate) : nullptr;
+    live_registries& live = live_registries::instance();
+    std::lock_guard lk(live.mu);
     std::size_t victim = cached_readers - 1;
     for (std::size_t i = 0; i < cached_readers; ++i) {
-      if (tls_readers[i].gen == 0 || owner.reg[i].expired()) {
+      if (tls_readers[i].gen == 0 || live.find_locked(tls_readers[i].gen) == nullptr) {
         victim = i;
         break;
       }
     }
-    thread_reader* r = registry->cap != 0 ? registry->claim(gate) : nullptr;
-    owner.evict(victim);
-    for (std::size_t i = victim; i > 0; --i) {
-      tls_readers[i] = tls_readers[i - 1];
-      owner.reg[i] = std::move(owner.reg[i - 1]);
-    }
+    tls_reader_owner::evict_locked(live, victim);
+    for (std::size_t i = victim; i > 0; --i) tls_readers[i] = tls_readers[i - 1];
     tls_readers[0] = cached_reader{gen, r};
-    owner.reg[0] = registry;
     return r;
   } catch (...) {
     return nullptr;
