@@ -217,8 +217,9 @@ bool valid_value(std::string_view v, int i, long at_least, long& g) {
 
 TEST_CASE("lmdb_backend: point reads from several threads never overlap a resize", "[lmdb][concurrency]") {
   // Each round: a fresh environment with a tiny map, point reads (no snapshot: each thread's own
-  // read transaction) from three threads, and a writer whose growing data forces the map to be
-  // resized several times under them. Every value read must be whole and no older than the one
+  // read transaction) and now and then a short cursor (which takes the thread's transaction)
+  // from three threads, and a writer whose growing data forces the map to be resized several
+  // times under them. Every value read must be whole, and a point read no older than the one
   // this thread read before.
   constexpr int rounds = 16;
   constexpr int readers = 3;
@@ -248,6 +249,15 @@ TEST_CASE("lmdb_backend: point reads from several threads never overlap a resize
           for (unsigned i = static_cast<unsigned>(r); !done.load(); i = i * 1103515245u + 12345u) {
             const int k = static_cast<int>(i % n_keys);
             long g = 0;
+            if (n % 16 == 0) {
+              // A cursor without a snapshot takes this thread's reader. (No get() while it lives:
+              // that would wait for the resize, which waits for the cursor, until resize_wait.)
+              int seen = 0;
+              for (auto c = db.cursor({key_of(k), "gen0", false}, nullptr); c.valid() && seen < 4; c.next(), ++seen) {
+                const int at = std::stoi(std::string(c.key().substr(4)));
+                if (!valid_value(c.value(), at, 0, g)) bad.add("cursor read a damaged value at " + key_of(at));
+              }
+            }
             if (!db.get(key_of(k), v, nullptr)) {
               bad.add("get lost " + key_of(k));
             } else if (!valid_value(v, k, last[static_cast<std::size_t>(k)], g)) {
@@ -282,6 +292,7 @@ TEST_CASE("lmdb_backend: point reads from several threads never overlap a resize
     done.store(true);
     for (auto& t : threads) t.join();
     CHECK(writer_error.empty());
+    if (!writer_error.empty()) UNSCOPED_INFO(writer_error);
     reads += round_reads.load();
   }
   CHECK(bad.list.empty());
@@ -292,11 +303,12 @@ TEST_CASE("lmdb_backend: point reads from several threads never overlap a resize
 
 TEST_CASE("lmdb_backend: destroying the backend while other threads keep their read transactions",
           "[lmdb][concurrency]") {
-  // Threads read (so each keeps a read transaction on the environment), then wait while the test
-  // thread destroys the backend and opens the environment again (often at the same address), and
-  // read from the new backend: the transactions kept for the first are ended by its destructor
-  // (nothing leaks, no reader slot stays taken) and never used again. Some threads exit while the
-  // second backend lives (giving their transactions back), the others after it is destroyed.
+  // Threads read with get() and a cursor (so each keeps a read transaction and an MDB_cursor on
+  // the environment), then wait while the test thread destroys the backend and opens the
+  // environment again (often at the same address), and read from the new backend: what they kept
+  // for the first is ended by its destructor (nothing leaks, no reader slot stays taken) and
+  // never used again. One thread exits while a backend lives (giving its transaction back), the
+  // others while the backend is destroyed and opened once more.
   temp_dir dir("lmdb-conc-close");
   const auto path = dir.path() / "env";
   ks::lmdb_options opts;
@@ -327,6 +339,12 @@ TEST_CASE("lmdb_backend: destroying the backend while other threads keep their r
             std::string v;
             if (!db->get(key_of(i), v, nullptr) || gen_of(v) != cycle + 1) bad.add("get read a wrong value");
           }
+          // A cursor leaves its MDB_cursor with the thread's reader for the next one.
+          int count = 0;
+          for (auto c = db->cursor({"gen/", "gen0", (t & 1) != 0}, nullptr); c.valid(); c.next(), ++count) {
+            if (gen_of(c.value()) != cycle + 1) bad.add("cursor read a wrong value");
+          }
+          if (count != n_keys) bad.add("cursor saw " + std::to_string(count) + " keys");
         } catch (const std::exception& e) {
           bad.add(std::string("reader threw: ") + e.what());
         }

@@ -373,10 +373,11 @@ struct env_state {
     }
   }
 
-  // Opens a cursor on `dbi` in the read-only transaction txn: the spare one renewed, or a new one.
-  // Returns MDB_SUCCESS, or mdb_cursor_open's error (*out is then unchanged).
-  int open_read_cursor(MDB_txn* txn, MDB_cursor** out) noexcept {
-    if (MDB_cursor* c = spare_cursor.take()) {
+  // Opens a cursor on `dbi` in the read-only transaction txn: the spare one renewed (r's when the
+  // transaction is the thread reader r's, else the environment's), or a new one. Returns
+  // MDB_SUCCESS, or mdb_cursor_open's error (*out is then unchanged).
+  int open_read_cursor(MDB_txn* txn, MDB_cursor** out, thread_reader* r) noexcept {
+    if (MDB_cursor* c = r != nullptr ? std::exchange(r->cursor, nullptr) : spare_cursor.take()) {
       if (::mdb_cursor_renew(txn, c) == MDB_SUCCESS) [[likely]] {
         *out = c;
         return MDB_SUCCESS;
@@ -386,9 +387,14 @@ struct env_state {
     return ::mdb_cursor_open(txn, dbi, out);
   }
 
-  // Closes a cursor from open_read_cursor(), before or after its transaction ended: kept as the
-  // spare when that slot is empty.
-  void close_read_cursor(MDB_cursor* c) noexcept {
+  // Closes a cursor from open_read_cursor(), before or after its transaction ended: kept as r's
+  // spare (r: the thread reader whose transaction it read, still held) or the environment's when
+  // that is empty.
+  void close_read_cursor(MDB_cursor* c, thread_reader* r) noexcept {
+    if (r != nullptr && r->cursor == nullptr) {
+      r->cursor = c;
+      return;
+    }
     if (!spare_cursor.offer(c)) ::mdb_cursor_close(c);
   }
 

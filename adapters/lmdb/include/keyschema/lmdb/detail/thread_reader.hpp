@@ -6,6 +6,9 @@
 // it and marks the slot idle, writing no memory that another thread's get() writes (the shared
 // pool and the gate's shared count did, and their cache lines bounced between the cores of
 // concurrent readers). This is what native LMDB code does with one reset transaction per thread.
+// A cursor without a snapshot takes its thread's reader the same way when it is idle, with the
+// closed MDB_cursor the reader keeps for reuse, and gives both back when it is destroyed (on any
+// thread: the busy slot is what it holds); while it lives, its thread's get()s use the pool.
 //
 // Ownership. A reader_registry holds every thread_reader of one environment (at most `cap`; a
 // member of env_state). A thread finds its reader in a small thread-local cache (tls_readers)
@@ -50,6 +53,7 @@ namespace lmdb_detail {
 // One thread's reset read transaction on one environment, and its gate registration.
 struct thread_reader : txn_gate::slot {
   MDB_txn* txn = nullptr;  // reset between reads; nullptr before the first one and after a drain
+  MDB_cursor* cursor = nullptr;  // a closed read-only cursor kept for the next private cursor, or nullptr
   bool claimed = false;    // a thread holds it in its cache; guarded by reader_registry::mu
 };
 
@@ -106,6 +110,7 @@ struct reader_registry {
     open = false;
     for (const auto& r : all) {
       static_cast<void>(r->state.load(std::memory_order_acquire));  // after the owner's last leave
+      if (r->cursor != nullptr) ::mdb_cursor_close(std::exchange(r->cursor, nullptr));
       if (r->txn != nullptr) ::mdb_txn_abort(std::exchange(r->txn, nullptr));
     }
   }
