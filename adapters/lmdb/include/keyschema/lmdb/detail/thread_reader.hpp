@@ -29,9 +29,10 @@
 // close(). The order is live_registries::mu, reader_registry::mu, then the gate's mutex
 // (add_slot); none is taken the other way round, and no I/O happens under them.
 //
-// Thread-safety: a thread_reader's txn is read and written only by the thread that holds its slot
-// busy (its owner in a get(), or a drain that took it idle with txn_gate::try_take), and by
-// close() when nothing is live (the acquire/release of the slot's state orders these).
+// Thread-safety: a thread_reader's txn and cursor are read and written only by whoever holds its
+// slot busy (its owner in a get(), a cursor its owner created, wherever that cursor is used and
+// destroyed, or a drain that took it idle with txn_gate::try_take), and by close() when nothing
+// is live (the acquire/release of the slot's state orders these).
 #pragma once
 
 #include <keyschema/detail/config.hpp>
