@@ -253,6 +253,11 @@ struct env_state {
     }
   }
 
+  // acquire_read() and release_read() out of line: a point read's fallback when its thread has no
+  // reader free (keeps the inlined point read small).
+  [[gnu::noinline]] MDB_txn* acquire_read_outlined() { return acquire_read(); }
+  [[gnu::noinline]] void release_read_outlined(MDB_txn* t) noexcept { release_read(t); }
+
   // Ends a point read of enter_thread_reader(): resets the transaction and unregisters it.
   KEYSCHEMA_ALWAYS_INLINE void leave_thread_reader(thread_reader& r) noexcept {
     ::mdb_txn_reset(r.txn);
