@@ -15,14 +15,16 @@
 //   - snapshot()     one read-only transaction, shared by every copy of the snapshot and aborted
 //                    when the last copy (or cursor reading it) is destroyed.
 //   - cursor()       an MDB_cursor on the snapshot's transaction, or on a private read-only
-//                    transaction taken at creation (from the pool get() uses). key() and value()
-//                    point into the memory map (no copy) and stay valid until next(): the
-//                    transaction pins the pages.
+//                    transaction taken at creation (the calling thread's, as get() uses, when
+//                    no other cursor of the thread holds it; else one from a small pool).
+//                    key() and value() point into the memory map (no copy) and stay valid until
+//                    next(): the transaction pins the pages.
 //   - get()          mdb_get in the snapshot's transaction, or in the calling thread's own
 //                    read-only transaction, renewed before and reset after each read (as native
 //                    code keeps one per thread; lmdb/detail/thread_reader.hpp). Each thread that
-//                    reads takes one reader slot until it exits or the backend is destroyed;
-//                    threads beyond half of max_readers read with a pooled transaction.
+//                    reads keeps one reader slot (left to later threads when it exits, freed
+//                    when the backend is destroyed or slots run out); threads beyond half of
+//                    max_readers read with a pooled transaction.
 //   - write(b, o, guards), commit(b, o, guards)  backend_with_write_guards: mdb_get of each
 //                    guarded key in the write transaction, before the batch is applied.
 //   - begin_write()  one LMDB write transaction, held until its commit() or destruction: LMDB's
