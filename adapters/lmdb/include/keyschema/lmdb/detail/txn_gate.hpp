@@ -190,7 +190,7 @@ class txn_gate {
   // The registered transactions: the shared count and the busy slots. REQUIRES: mu_ held.
   std::size_t active_locked() const noexcept {
     std::size_t n = active_.load();
-    for (const slot* s : slots_) n += s->state.load() != slot::idle ? 1 : 0;  // seq_cst: see the header
+    for (const slot* s : slots_) n += s->state.load() != slot::idle ? 1u : 0u;  // seq_cst: see the header
     return n;
   }
 
