@@ -15,11 +15,16 @@
 //   - snapshot()     one read-only transaction, shared by every copy of the snapshot and aborted
 //                    when the last copy (or cursor reading it) is destroyed.
 //   - cursor()       an MDB_cursor on the snapshot's transaction, or on a private read-only
-//                    transaction taken at creation (from the pool get() uses). key() and value()
-//                    point into the memory map (no copy) and stay valid until next(): the
-//                    transaction pins the pages.
-//   - get()          mdb_get in the snapshot's transaction, or in a short read-only transaction
-//                    (reset and renewed from a small pool rather than allocated each time).
+//                    transaction taken at creation (the calling thread's, as get() uses, when
+//                    no other cursor of the thread holds it; else one from a small pool).
+//                    key() and value() point into the memory map (no copy) and stay valid until
+//                    next(): the transaction pins the pages.
+//   - get()          mdb_get in the snapshot's transaction, or in the calling thread's own
+//                    read-only transaction, renewed before and reset after each read (as native
+//                    code keeps one per thread; lmdb/detail/thread_reader.hpp). Each thread that
+//                    reads keeps one reader slot (left to later threads when it exits, freed
+//                    when the backend is destroyed or slots run out); threads beyond half of
+//                    max_readers read with a pooled transaction.
 //   - write(b, o, guards), commit(b, o, guards)  backend_with_write_guards: mdb_get of each
 //                    guarded key in the write transaction, before the batch is applied.
 //   - begin_write()  one LMDB write transaction, held until its commit() or destruction: LMDB's
@@ -135,7 +140,9 @@ class lmdb_backend {
   // A moved-from backend may only be destroyed or assigned to.
   lmdb_backend(lmdb_backend&&) noexcept = default;
   lmdb_backend& operator=(lmdb_backend&&) noexcept = default;
-  // Closes the environment. REQUIRES: every snapshot and cursor of this backend is destroyed.
+  // Closes the environment, first ending the read transactions other threads keep for get()
+  // (from any thread). REQUIRES: every snapshot and cursor of this backend is destroyed and no
+  // call on it runs.
   ~lmdb_backend() = default;
 
   // Reads key in *snap, or in the latest committed state when snap is nullptr. Returns false

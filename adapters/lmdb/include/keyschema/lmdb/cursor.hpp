@@ -3,8 +3,9 @@
 //
 // lmdb_backend::cursor() (lmdb_backend::cursor_type) and lmdb_write_transaction::cursor() return
 // one. It owns an MDB_cursor on the transaction of a snapshot (a copy of which it keeps alive), on
-// a private read-only transaction taken at creation (from the environment's pool, returned when
-// the cursor is destroyed, its MDB_cursor kept by the environment for the next such cursor), or on
+// a private read-only transaction taken at creation (the creating thread's reader when idle, else
+// one from the environment's pool; returned when the cursor is destroyed, its MDB_cursor kept for
+// the next such cursor), or on
 // a write transaction, and a copy of the bound it checks while
 // stepping (held in the cursor itself when short), so the key_range it was made from may go away. key() and value() point into the memory
 // map (no copy) and stay valid until next(): the transaction pins the pages. It never steps past
@@ -55,6 +56,7 @@ class lmdb_cursor {
         own_st_(std::exchange(o.own_st_, nullptr)),
         spare_(o.spare_),
         own_txn_(std::exchange(o.own_txn_, nullptr)),
+        own_reader_(std::exchange(o.own_reader_, nullptr)),
         cur_(std::exchange(o.cur_, nullptr)),
         bound_(std::move(o.bound_)),
         op_(o.op_),
@@ -72,6 +74,7 @@ class lmdb_cursor {
       own_st_ = std::exchange(o.own_st_, nullptr);
       spare_ = o.spare_;
       own_txn_ = std::exchange(o.own_txn_, nullptr);
+      own_reader_ = std::exchange(o.own_reader_, nullptr);
       cur_ = std::exchange(o.cur_, nullptr);
       bound_ = std::move(o.bound_);
       op_ = o.op_;
@@ -137,20 +140,22 @@ class lmdb_cursor {
     open(txn_->txn, dbi, r, max_key);
   }
 
-  // A cursor on a private read transaction taken now from s's pool (no shared handle: nothing
-  // else reads it); close() returns it. It reads the named database dbi (the main one by
-  // default; only a cursor on the main one reuses the environment's spare MDB_cursor).
-  // REQUIRES: s outlives the cursor.
+  // A cursor on a private read transaction taken now (no shared handle: nothing else reads it):
+  // the calling thread's reader when it is idle (lmdb/detail/thread_reader.hpp), else one from
+  // s's pool; close() returns it. It reads the named database dbi (the main one by default; only
+  // a cursor on the main one reuses a spare MDB_cursor, the thread reader's or the
+  // environment's). REQUIRES: s outlives the cursor.
   lmdb_cursor(lmdb_detail::env_state& s, const key_range& r) : lmdb_cursor(s, r, s.dbi) {}
   lmdb_cursor(lmdb_detail::env_state& s, const key_range& r, MDB_dbi dbi) {
     init(r);
-    own_txn_ = s.acquire_read();
+    own_reader_ = s.enter_thread_reader();
+    own_txn_ = own_reader_ != nullptr ? own_reader_->txn : s.acquire_read();
     own_st_ = &s;
     spare_ = dbi == s.dbi;
     try {
       open(own_txn_, dbi, r, s.max_key);
     } catch (...) {
-      s.release_read(std::exchange(own_txn_, nullptr));
+      release_own();
       throw;
     }
   }
@@ -184,7 +189,8 @@ class lmdb_cursor {
 
   // Opens the LMDB cursor in txn and moves it to the first entry of r. The caller holds the lock.
   KEYSCHEMA_ALWAYS_INLINE void open(MDB_txn* txn, MDB_dbi dbi, const key_range& r, std::size_t max_key) {
-    const int rc = own_st_ != nullptr && spare_ ? own_st_->open_read_cursor(txn, &cur_) : ::mdb_cursor_open(txn, dbi, &cur_);
+    const int rc = own_st_ != nullptr && spare_ ? own_st_->open_read_cursor(txn, &cur_, own_reader_)
+                                                : ::mdb_cursor_open(txn, dbi, &cur_);
     if (rc != MDB_SUCCESS) {
       cur_ = nullptr;
       lmdb_detail::throw_status("keyschema::lmdb_backend::cursor: cannot open a cursor", "mdb_cursor_open", rc);
@@ -257,7 +263,7 @@ class lmdb_cursor {
   // Closes cur_; a private read transaction's cursor goes back to its environment for reuse.
   void close_cursor() noexcept {
     MDB_cursor* c = std::exchange(cur_, nullptr);
-    if (own_st_ != nullptr && spare_) own_st_->close_read_cursor(c);
+    if (own_st_ != nullptr && spare_) own_st_->close_read_cursor(c, own_reader_);
     else ::mdb_cursor_close(c);
   }
 
@@ -268,13 +274,25 @@ class lmdb_cursor {
       cur_ = nullptr;
     }
     valid_ = false;
-    if (own_txn_ != nullptr) own_st_->release_read(std::exchange(own_txn_, nullptr));
+    if (own_txn_ != nullptr) release_own();
+  }
+
+  // Ends the private read transaction: the thread reader's is reset and its slot left, a pooled
+  // one goes back to the pool. REQUIRES: own_txn_ set; the LMDB cursor closed.
+  void release_own() noexcept {
+    if (lmdb_detail::thread_reader* r = std::exchange(own_reader_, nullptr)) {
+      own_st_->leave_thread_reader(*r);
+    } else {
+      own_st_->release_read(own_txn_);
+    }
+    own_txn_ = nullptr;
   }
 
   std::shared_ptr<lmdb_detail::txn_handle> txn_;  // a snapshot's or a write transaction's; empty when private
   lmdb_detail::env_state* own_st_ = nullptr;      // the private read transaction's environment
   bool spare_ = true;  // a private cursor on the main database: its MDB_cursor is the environment's spare
   MDB_txn* own_txn_ = nullptr;                    // the private read transaction, or nullptr
+  lmdb_detail::thread_reader* own_reader_ = nullptr;  // the thread reader own_txn_ belongs to, or nullptr (pooled)
   MDB_cursor* cur_ = nullptr;
   lmdb_detail::cursor_bound bound_;  // upper (forward) or lower (reverse); the other was used by seek()
   MDB_cursor_op op_ = MDB_NEXT;

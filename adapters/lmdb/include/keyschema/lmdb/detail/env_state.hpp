@@ -4,16 +4,20 @@
 // One env_state per lmdb_backend, heap-allocated so that snapshots, cursors and write
 // transactions keep a stable pointer to it while the backend object moves. It owns the MDB_env,
 // the registration of its path (open_registry.hpp), the gate that keeps map resizes apart from
-// live transactions (txn_gate.hpp), the pool of reset read transactions (one in a lock-free
-// slot, the others in a vector under a mutex), one spare read-only cursor (a lock-free slot), the
-// writer mutex, and the map-growth logic:
+// live transactions (txn_gate.hpp), the read transactions kept per thread for point reads
+// (thread_reader.hpp), the pool of reset read transactions for snapshots and cursors (one in a
+// lock-free slot, the others in a vector under a mutex), one spare read-only cursor (a lock-free
+// slot), the writer mutex, and the map-growth logic:
 // doubling on MDB_MAP_FULL up to the ceiling, the early growth scheduled when a commit leaves the
 // map more than 3/4 used, and adopting a map another process grew (MDB_MAP_RESIZED). Opened by
 // open_env() (open_env.hpp).
 //
-// Thread-safety: acquire_read, release_read, drain_pool, enter_gate, try_grow_early and
-// adopt_external_size may be called from any thread concurrently (the gate guards them; the pool
-// has its own mutex and an atomic slot, so a get() that finds the slot filled takes no lock).
+// Thread-safety: enter_thread_reader, leave_thread_reader, acquire_read, release_read,
+// drain_pool, enter_gate, try_grow_early and adopt_external_size may be called from any thread
+// concurrently (the gate guards them; a point read of a thread with its reader cached writes only
+// that reader's cache line; the pool has its own mutex and an atomic slot). The destructor runs
+// on any thread, once no get(), snapshot or cursor of the environment is live; it ends every
+// thread's cached transaction (thread_reader.hpp).
 // begin_write_txn, grow_for_write and note_usage are called by the writer holding write_mu.
 // gate_lease is a scope guard of one thread.
 #pragma once
@@ -23,6 +27,7 @@
 #include <keyschema/detail/backend/open_registry.hpp>
 #include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
+#include <keyschema/lmdb/detail/thread_reader.hpp>
 #include <keyschema/lmdb/detail/txn_gate.hpp>
 #include <keyschema/detail/this_thread.hpp>
 
@@ -33,6 +38,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <string>
@@ -41,6 +47,17 @@
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace lmdb_detail {
+
+#if defined(__SANITIZE_THREAD__)
+#define KEYSCHEMA_LMDB_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KEYSCHEMA_LMDB_TSAN 1
+#endif
+#endif
+#ifndef KEYSCHEMA_LMDB_TSAN
+#define KEYSCHEMA_LMDB_TSAN 0
+#endif
 
 inline constexpr int max_resize_retries = 16;
 inline constexpr std::size_t default_page = 4096;           // rounding before the env is open
@@ -68,10 +85,14 @@ inline constexpr std::string_view placement_db_prefix = "\xff" "keyschema/placem
 // Everything of one open environment. Heap-allocated so that snapshots and cursors keep a
 // stable pointer to it while the backend object moves.
 struct env_state {
-  explicit env_state(std::chrono::milliseconds wait) : gate(wait) {}
+  explicit env_state(std::chrono::milliseconds wait) : gate(wait) { live_registries::instance().add(generation, &readers); }
   env_state(const env_state&) = delete;
   env_state& operator=(const env_state&) = delete;
   ~env_state() {
+    // Other threads may still cache their readers: no thread gives one back after remove(), and
+    // none uses one again (the generation is never seen again).
+    live_registries::instance().remove(generation);
+    readers.close();
     if (MDB_cursor* c = spare_cursor.take()) ::mdb_cursor_close(c);
     if (MDB_txn* t = spare.take()) ::mdb_txn_abort(t);
     for (MDB_txn* t : pool) ::mdb_txn_abort(t);
@@ -96,6 +117,10 @@ struct env_state {
   std::size_t page = default_page;
   std::size_t ceiling = 0;
   std::atomic<std::size_t> map_size{0};
+  // This environment's number among the process's (thread_reader.hpp: the threads' caches).
+  const std::uint64_t generation = next_generation();
+  // The threads' readers; declared before the gate, whose slots they are, so they outlive it.
+  reader_registry readers;
   lmdb_detail::txn_gate gate;
   // Reset read transactions for reuse, at most pool_cap in all: one in spare (taken and returned
   // without a lock), the others in pool (capacity reserved at open; guarded by pool_mu).
@@ -168,12 +193,76 @@ struct env_state {
   // than the transaction's id (see commit_events), and the caller resets t and begins again.
   // Returns LMDB's status; raced is false unless it is MDB_SUCCESS.
   KEYSCHEMA_ALWAYS_INLINE int begin_counted(MDB_txn*& t, bool& raced) noexcept {
-    const std::uint64_t before = commit_events.load();
+    const std::uint64_t before = commit_events.load(std::memory_order_acquire);
     const int rc = t != nullptr ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
-    // A read-modify-write: LMDB's reads of the meta page above are ordered before it (a plain
-    // load would not order them on every processor; a fence is not understood by TSan).
-    raced = rc == MDB_SUCCESS && commit_events.fetch_add(0, std::memory_order_acq_rel) - before >= 2;
+    raced = rc == MDB_SUCCESS && commit_events_after() - before >= 2;
     return rc;
+  }
+
+  // commit_events, read after LMDB's reads of the meta page (in mdb_txn_renew/mdb_txn_begin):
+  // an acquire fence orders those reads before the load (a load alone would not, on every
+  // processor), and the load writes nothing, so concurrent readers share the cache line. TSan
+  // does not understand fences (GCC warns): there a read-modify-write orders them instead.
+  KEYSCHEMA_ALWAYS_INLINE std::uint64_t commit_events_after() noexcept {
+#if KEYSCHEMA_LMDB_TSAN
+    return commit_events.fetch_add(0, std::memory_order_acq_rel);
+#else
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return commit_events.load(std::memory_order_relaxed);
+#endif
+  }
+
+  // Point reads (lmdb_backend::get without a snapshot) on the calling thread's own reader
+  // (thread_reader.hpp): registers it with the gate and renews its transaction. Returns nullptr
+  // when the thread has no reader (none free), the gate is closed or poisoned, or LMDB refused:
+  // the caller reads with acquire_read()/release_read() instead, which waits or reports the
+  // error. A non-null result is matched by leave_thread_reader().
+  KEYSCHEMA_ALWAYS_INLINE thread_reader* enter_thread_reader() noexcept {
+    const cached_reader* c = cached_thread_reader(generation);
+    thread_reader* r = c != nullptr ? c->r : claim_thread_reader(generation, readers, gate);
+    if (r == nullptr || !gate.try_enter(*r)) [[unlikely]] return nullptr;
+    if (r->txn != nullptr) [[likely]] {
+      bool raced;
+      const int rc = begin_counted(r->txn, raced);
+      if (rc == MDB_SUCCESS && !raced) [[likely]] return r;
+      if (rc == MDB_SUCCESS) {
+        ::mdb_txn_reset(r->txn);  // the slow path renews it again
+      } else {
+        ::mdb_txn_abort(std::exchange(r->txn, nullptr));  // the slow path begins a new one
+      }
+    }
+    return begin_thread_reader(*r);
+  }
+
+  // enter_thread_reader() when the transaction is missing or its renewal raced a commit.
+  // REQUIRES: r's slot busy (held by this thread).
+  [[gnu::noinline]] thread_reader* begin_thread_reader(thread_reader& r) noexcept {
+    for (int attempt = 0;; ++attempt) {
+      const bool renewing = r.txn != nullptr;
+      bool raced;
+      const int rc = begin_counted(r.txn, raced);
+      if (rc == MDB_SUCCESS && !raced) return &r;
+      if (rc != MDB_SUCCESS) {
+        if (renewing) ::mdb_txn_abort(r.txn);
+        r.txn = nullptr;
+        gate.leave(r);
+        return nullptr;  // MDB_READERS_FULL, MDB_MAP_RESIZED, ...: acquire_read() handles them
+      }
+      ::mdb_txn_reset(r.txn);  // the state may be newer than the transaction's id: begin again
+      if (attempt >= 16) keyschema::detail::yield_thread();
+    }
+  }
+
+  // acquire_read() and release_read() out of line: a point read's fallback when its thread has no
+  // reader free (keeps the inlined point read small).
+  [[gnu::noinline]] MDB_txn* acquire_read_outlined() { return acquire_read(); }
+  [[gnu::noinline]] void release_read_outlined(MDB_txn* t) noexcept { release_read(t); }
+
+  // Ends a point read of enter_thread_reader(): resets the transaction and unregisters it.
+  KEYSCHEMA_ALWAYS_INLINE void leave_thread_reader(thread_reader& r) noexcept {
+    ::mdb_txn_reset(r.txn);
+    gate.leave(r);
+    if (grow_pending.load(std::memory_order_relaxed)) [[unlikely]] grow_after_release();
   }
 
   // Begins (or renews from the pool) a read-only transaction registered with the gate. The usual
@@ -289,10 +378,11 @@ struct env_state {
     }
   }
 
-  // Opens a cursor on `dbi` in the read-only transaction txn: the spare one renewed, or a new one.
-  // Returns MDB_SUCCESS, or mdb_cursor_open's error (*out is then unchanged).
-  int open_read_cursor(MDB_txn* txn, MDB_cursor** out) noexcept {
-    if (MDB_cursor* c = spare_cursor.take()) {
+  // Opens a cursor on `dbi` in the read-only transaction txn: the spare one renewed (r's when the
+  // transaction is the thread reader r's, else the environment's), or a new one. Returns
+  // MDB_SUCCESS, or mdb_cursor_open's error (*out is then unchanged).
+  int open_read_cursor(MDB_txn* txn, MDB_cursor** out, thread_reader* r) noexcept {
+    if (MDB_cursor* c = r != nullptr ? std::exchange(r->cursor, nullptr) : spare_cursor.take()) {
       if (::mdb_cursor_renew(txn, c) == MDB_SUCCESS) [[likely]] {
         *out = c;
         return MDB_SUCCESS;
@@ -302,14 +392,20 @@ struct env_state {
     return ::mdb_cursor_open(txn, dbi, out);
   }
 
-  // Closes a cursor from open_read_cursor(), before or after its transaction ended: kept as the
-  // spare when that slot is empty.
-  void close_read_cursor(MDB_cursor* c) noexcept {
+  // Closes a cursor from open_read_cursor(), before or after its transaction ended: kept as r's
+  // spare (r: the thread reader whose transaction it read, still held) or the environment's when
+  // that is empty.
+  void close_read_cursor(MDB_cursor* c, thread_reader* r) noexcept {
+    if (r != nullptr && r->cursor == nullptr) {
+      r->cursor = c;
+      return;
+    }
     if (!spare_cursor.offer(c)) ::mdb_cursor_close(c);
   }
 
-  // Frees the reader slots of the idle pooled transactions.
+  // Frees the reader slots of the idle pooled transactions and of the idle threads' readers.
   void drain_pool() noexcept {
+    readers.drain(gate);
     if (MDB_txn* t = spare.take()) ::mdb_txn_abort(t);
     std::lock_guard lk(pool_mu);
     for (MDB_txn* t : pool) ::mdb_txn_abort(t);

@@ -4,7 +4,8 @@
 // lmdb_backend::get() and lmdb_write_transaction::get(). guards_hold() checks the conditions of a
 // guarded write (backend_with_write_guards) in the write transaction; guards_hold_since() skips
 // that when no commit came after this process's last guarded one (remember_guards). read_lease holds a short read
-// transaction from the environment's pool for a get() without a snapshot.
+// transaction for a get() without a snapshot: the calling thread's own (thread_reader.hpp) or a
+// pooled one.
 //
 // Thread-safety: lookup() is called with the transaction's lock held when the transaction is a
 // shared snapshot's (txn_handle::mu); a read_lease is a scope guard of one thread.
@@ -171,13 +172,23 @@ inline void remember_guards(env_state& s, std::size_t id, write_guards g, const 
   s.guards_txn = id;
 }
 
-// A short read transaction from the pool, released at scope exit.
+// A short read transaction, released at scope exit: the calling thread's own reader
+// (env_state::enter_thread_reader), or one from the pool when that is not available.
 struct read_lease {
-  explicit read_lease(env_state& s) : st(s), txn(s.acquire_read()) {}
+  explicit read_lease(env_state& s) : st(s), r(s.enter_thread_reader()) {
+    txn = r != nullptr ? r->txn : s.acquire_read_outlined();
+  }
   read_lease(const read_lease&) = delete;
   read_lease& operator=(const read_lease&) = delete;
-  ~read_lease() { st.release_read(txn); }
+  ~read_lease() {
+    if (r != nullptr) [[likely]] {
+      st.leave_thread_reader(*r);
+    } else {
+      st.release_read_outlined(txn);
+    }
+  }
   env_state& st;
+  thread_reader* r;
   MDB_txn* txn;
 };
 

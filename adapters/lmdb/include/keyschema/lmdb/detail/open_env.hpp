@@ -4,8 +4,9 @@
 // open_env() checks the options and the directory (creating it when allowed), refuses another
 // engine's database (engine_probe.hpp), a second open in this process (open_registry.hpp) and a
 // damaged data.mdb (data_file.hpp), then opens the environment with MDB_NOTLS, keeps a larger map
-// recorded in the file, opens the unnamed main database and sizes the read-transaction pool. The
-// errors it raises are those documented at the lmdb_backend constructor.
+// recorded in the file, opens the unnamed main database and sizes the read-transaction pool and
+// the number of threads' readers. The errors it raises are those documented at the lmdb_backend
+// constructor.
 //
 // Thread-safety: may be called from any thread; two threads opening one path race for its
 // registration and one of them gets locked_error.
@@ -217,6 +218,9 @@ inline std::unique_ptr<env_state> open_env(const std::filesystem::path& path, co
   ::mdb_env_get_maxreaders(s->env, &readers);
   s->pool_cap = std::min<std::size_t>(4, readers / 4);
   s->pool.reserve(s->pool_cap);
+  // Point reads: a transaction per reading thread, for at most half the reader slots (LMDB's are
+  // shared by every process; the other threads' reads use the pool).
+  s->readers.cap = readers / 2;
   return s;
 }
 

@@ -3,18 +3,42 @@
 // mdb_env_set_mapsize() unmaps and remaps the database file, so it may only run while no
 // transaction of this process is active: every pointer a transaction holds into the map would
 // dangle (lmdb.h: "the caller must ensure it explicitly"). txn_gate is that guarantee. Every
-// transaction, read or write, is bracketed by enter() and leave(); exclusive(fn) waits until none
-// is active, keeps new ones out, and runs fn. enter() and leave() take no lock while no resize
-// runs: an atomic count of active transactions and an atomic "closed" flag, both sequentially
-// consistent, so that a resizer that closed the gate and then sees no active transaction knows
-// that every later enter() sees the gate closed (and takes the locked path, which waits). All waits are bounded by the configured timeout so
-// that a snapshot held for a long time (or by the resizing thread itself) turns into an error
-// instead of a deadlock.
+// transaction, read or write, is registered before it begins and unregistered after it ended;
+// exclusive(fn) waits until none is registered, keeps new ones out, and runs fn. All waits are
+// bounded by the configured timeout so that a snapshot held for a long time (or by the resizing
+// thread itself) turns into an error instead of a deadlock. Once poison_locked() was called (a
+// remap failed and the environment has no map), every new registration is refused.
 //
-// Once poison() was called (a remap failed and the environment has no map), enter() refuses
-// every new transaction.
+// Two kinds of registration, both without a lock while no resize runs:
+//   - enter()/leave(): an atomic count of active transactions (active_), shared by every thread.
+//     Snapshots, cursors and write transactions use it.
+//   - try_enter(slot&)/leave(slot&): a slot is a padded flag (one cache line) owned by one
+//     thread (env_state's thread readers, which serve get() without a snapshot): busy while its
+//     transaction is live. A point read thus writes only its own thread's cache line, never a
+//     line the other threads' reads write (the shared count bounced between the cores of
+//     concurrent readers). The resizer reads every slot (slots_, guarded by mu_).
 //
-// Thread-safety: every member may be called concurrently.
+// Memory ordering. The resizer stores closed_ = true (seq_cst) and then loads active_ and every
+// slot (seq_cst); a registration first makes itself visible (active_.fetch_add or the slot's
+// exchange to busy, seq_cst) and then loads closed_ (seq_cst). In the single total order of
+// these sequentially consistent operations, either the registration's write comes first, and the
+// resizer sees the transaction and waits for it, or the resizer's store of closed_ comes first,
+// and the registration sees the gate closed, withdraws and takes the locked path (enter()) or the
+// shared path (a slot's owner falls back to enter()). A slot added to slots_ (under mu_) after
+// the resizer read the list was added after the resizer's store of closed_ (mu_ orders them), so
+// its owner sees the gate closed. Unregistering is a release store (leave(slot&)) or a seq_cst
+// decrement (leave()): the transaction's reset or abort happens before the resizer, whose loads
+// read it, calls fn. leave(slot&) is not sequentially consistent (a second locked instruction per
+// read), so it may miss that a resizer just closed the gate and not wake it; the resizer
+// therefore re-checks the slots at least every poll_interval while it waits, which bounds that
+// delay. leave() of the shared count wakes the resizer when it was the last one.
+//
+// Lock: mu_ is held by the resizer while it checks and resizes (it is released while waiting on
+// cv_) and briefly by add_slot() and by the locked paths; never by a registration that finds the
+// gate open.
+//
+// Thread-safety: every member may be called concurrently; a slot is made busy by its owner only
+// (try_enter(slot&)) or by a thread that took it from idle with try_take(slot&) (a drain).
 #pragma once
 
 #include <keyschema/detail/config.hpp>
@@ -22,8 +46,10 @@
 #include <chrono>
 #include <atomic>
 #include <condition_variable>
+#include <algorithm>
 #include <cstddef>
 #include <mutex>
+#include <vector>
 
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace lmdb_detail {
@@ -31,6 +57,18 @@ namespace lmdb_detail {
 class txn_gate {
  public:
   enum class status { ok, timed_out, poisoned };
+
+  // One thread's registration (see the header comment): busy while that thread's transaction is
+  // live. Padded to a cache line of its own. Once added (add_slot) it is read by the gate until
+  // the gate is destroyed: it must outlive the gate.
+  struct alignas(64) slot {
+    static constexpr unsigned idle = 0;
+    static constexpr unsigned busy = 1;
+    std::atomic<unsigned> state{idle};
+  };
+
+  // The longest a resizer sleeps before it checks the slots again (see the header comment).
+  static constexpr std::chrono::milliseconds poll_interval{1};
 
   explicit txn_gate(std::chrono::milliseconds wait) : wait_(wait) {}
   txn_gate(const txn_gate&) = delete;
@@ -59,6 +97,36 @@ class txn_gate {
     if (active_.fetch_sub(1) == 1 && closed_.load()) [[unlikely]] wake_resizer();
   }
 
+  // Marks s busy when no resize runs and the gate is not poisoned; returns false otherwise, and
+  // when s was busy already (held by a drain, try_take()): s is then as it was, and the caller
+  // registers with enter() instead. A true result is matched by leave(s).
+  // REQUIRES: s was added (add_slot) and the calling thread owns it.
+  KEYSCHEMA_ALWAYS_INLINE bool try_enter(slot& s) noexcept {
+    if (s.state.exchange(slot::busy) != slot::idle) [[unlikely]] return false;  // seq_cst: see the header
+    if (!closed_.load()) [[likely]] return true;
+    leave(s);
+    return false;
+  }
+
+  // Marks s busy when it is idle, for a thread that is not its owner (env_state drains idle
+  // thread readers); returns whether it did. A true result is matched by leave(s).
+  bool try_take(slot& s) noexcept {
+    unsigned expected = slot::idle;
+    return s.state.compare_exchange_strong(expected, slot::busy);
+  }
+
+  // Unregisters the transaction of s. REQUIRES: try_enter(s) or try_take(s) returned true.
+  KEYSCHEMA_ALWAYS_INLINE void leave(slot& s) noexcept {
+    s.state.store(slot::idle, std::memory_order_release);
+    if (closed_.load(std::memory_order_relaxed)) [[unlikely]] wake_resizer();
+  }
+
+  // Adds s to the slots exclusive() and try_exclusive() wait for. Errors: std::bad_alloc.
+  void add_slot(slot* s) {
+    std::lock_guard lk(mu_);
+    slots_.push_back(s);
+  }
+
   // Waits (bounded) until no transaction is active and no other resize runs, then calls fn()
   // with new transactions held back. Returns timed_out without calling fn when the wait ran out;
   // `still_active` then holds the number of transactions that stayed open. Exceptions from fn
@@ -68,15 +136,21 @@ class txn_gate {
     std::unique_lock lk(mu_);
     const auto deadline = std::chrono::steady_clock::now() + wait_;
     if (!cv_.wait_until(lk, deadline, [&] { return !resizing_; })) {
-      still_active = active_.load();
+      still_active = active_locked();
       return status::timed_out;
     }
     if (poisoned_) return status::poisoned;
     close_locked();
     reopen_on_exit reopen{*this};
-    if (!cv_.wait_until(lk, deadline, [&] { return active_.load() == 0; })) {
-      still_active = active_.load();
-      return status::timed_out;
+    for (;;) {
+      if (active_locked() == 0) break;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) {
+        still_active = active_locked();
+        return status::timed_out;
+      }
+      // Woken by the last leave(), or polling: a leave(slot&) may not wake (see the header).
+      cv_.wait_until(lk, std::min(deadline, now + poll_interval));
     }
     fn();
     return status::ok;
@@ -87,10 +161,10 @@ class txn_gate {
   template <class Fn>
   bool try_exclusive(Fn&& fn) {
     std::lock_guard lk(mu_);
-    if (resizing_ || poisoned_ || active_.load() != 0) return false;
+    if (resizing_ || poisoned_ || active_locked() != 0) return false;
     close_locked();  // then check again: an enter() may have counted itself before seeing it
     reopen_on_exit reopen{*this};
-    if (active_.load() != 0) return false;
+    if (active_locked() != 0) return false;
     fn();
     return true;
   }
@@ -111,6 +185,13 @@ class txn_gate {
     if (poisoned_) return status::poisoned;
     active_.fetch_add(1);  // no resize can start before mu_ is released: it would wait for this one
     return status::ok;
+  }
+
+  // The registered transactions: the shared count and the busy slots. REQUIRES: mu_ held.
+  std::size_t active_locked() const noexcept {
+    std::size_t n = active_.load();
+    for (const slot* s : slots_) n += s->state.load() != slot::idle ? 1u : 0u;  // seq_cst: see the header
+    return n;
   }
 
   // The last transaction left while a resize waits for that: wakes it.
@@ -146,6 +227,7 @@ class txn_gate {
   std::atomic<bool> closed_{false};  // resizing_ || poisoned_, readable without mu_
   bool resizing_ = false;            // guarded by mu_
   bool poisoned_ = false;            // guarded by mu_
+  std::vector<slot*> slots_;         // guarded by mu_
 };
 
 }  // namespace lmdb_detail
