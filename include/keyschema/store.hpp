@@ -299,7 +299,7 @@ class basic_writer {
     const std::size_t mark = b.size();
     key.encode(b);
     const std::size_t n = b.size() - mark;
-    check_key_limit(KS::name, store_access::limits(self()), n);
+    check_key_limit(KS::name, store_access::limits(self()), n, has_long_keys<KS>());
     return n;
   }
 
@@ -881,6 +881,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema> {
     requires(!detail::starts_with_adopt<Args...>::value)
   explicit store(Args&&... args) : backend_(std::forward<Args>(args)...) {
     detail::place_schema<Schema>(backend_);  // backend_with_placements: where placed keyspaces go
+    detail::long_key_schema<Schema>(backend_);  // backend_with_long_keys: which keyspaces take long keys
     check_fingerprint(false);
   }
   // The adopting constructor: as above, but a non-empty database without a schema record is
