@@ -259,7 +259,8 @@ class basic_writer {
   // Stores value under key in keyspace KS (replacing any previous value) when the batch or
   // transaction commits. Errors: limit_error when the encoded key, value or key + value is
   // longer than the backend accepts (backend_limits; names the keyspace, the limit, the size and
-  // the maximum); key_error when a field value is an integer outside its field's range
+  // the maximum; a key over max_key_bytes that a keyspace with keyschema::long_keys could hold
+  // says so: remedy, mark the keyspace, a ks::migrate); key_error when a field value is an integer outside its field's range
   // (key_arg.hpp) or text that is not valid UTF-8; encode_error when the value holds such text
   // (a packed value; names the keyspace); nothing is added then.
   template <class KS>

@@ -390,6 +390,49 @@ TEST_CASE("counts, indexes, batches and transactions over long keys mixed with s
   check();
 }
 
+namespace placed_long {
+using pdoc = ks::placed<"docs", ks::long_keys<ks::keyspace<"pdoc", std::string, ks::lit<"PDOC">, ks::field<"name", std::string>>>>;
+using lpdoc = ks::long_keys<ks::placed<"docs2", ks::keyspace<"lpdoc", std::string, ks::lit<"LPDOC">, ks::field<"name", std::string>>>>;
+using placed_schema = ks::schema<pdoc, lpdoc, meta>;
+}  // namespace placed_long
+
+TEST_CASE("long keys in placed keyspaces (either order of the markers) live in their named database",
+          "[long_keys][placement]") {
+  using namespace placed_long;
+  temp_dir dir;
+  const std::string stem(700, 'p');
+  const std::vector<std::string> names = {stem + "b", stem + "a", "short", stem + std::string(2000, 'c')};
+  {
+    ks::store<placed_schema, ks::lmdb_backend> db(dir.path());
+    auto b = db.batch();
+    for (const std::string& n : names) {
+      b.put<pdoc>({n}, "p" + n.substr(n.size() - 1));
+      b.put<lpdoc>({n}, "l" + n.substr(n.size() - 1));
+    }
+    b.put<meta>({"m"}, "meta");
+    b.commit();
+  }
+  ks::store<placed_schema, ks::lmdb_backend> db(dir.path());
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(names_of(db.scan<pdoc>()) == sorted);
+  CHECK(names_of(db.scan<lpdoc>()) == sorted);
+  CHECK(names_of(db.scan<lpdoc>().reverse()) == std::vector<std::string>(sorted.rbegin(), sorted.rend()));
+  for (const std::string& n : names) {
+    CHECK(db.get<pdoc>({n}) == std::optional<std::string>("p" + n.substr(n.size() - 1)));
+    CHECK(db.get<lpdoc>({n}) == std::optional<std::string>("l" + n.substr(n.size() - 1)));
+  }
+  db.erase<lpdoc>({stem + "a"});
+  CHECK(db.get<lpdoc>({stem + "a"}) == std::nullopt);
+  CHECK(db.get<pdoc>({stem + "a"}) == std::optional<std::string>("pa"));
+  // The full-range cursor merges the placements in exact key order, long keys in full.
+  std::vector<std::string> all;
+  for (auto c = db.backend().cursor(ks::key_range{}, nullptr); c.valid(); c.next()) all.emplace_back(c.key());
+  CHECK(std::is_sorted(all.begin(), all.end()));
+  CHECK(all.size() == 4 + 3 + 1 + 1);  // pdoc, lpdoc, meta, the schema record
+  CHECK(std::count_if(all.begin(), all.end(), [](const std::string& k) { return k.size() > 511; }) == 3 + 2);
+}
+
 namespace migration {
 using plain_doc = ks::keyspace<"doc", std::string, ks::lit<"DOC">, ks::field<"name", std::string>>;
 using v1 = ks::schema<plain_doc, meta>;
