@@ -429,9 +429,9 @@ TEST_CASE("keyschema-dump lists the long keys of an LMDB keyspace with long_keys
   REQUIRE(r.status == 0);
   const std::vector<std::string> lines = split_lines(r.out);
   REQUIRE(lines.size() == 4);  // three entries and the schema record
-  CHECK(lines[0] == "(\"DOC\", \"" + stem + "a\")");
-  CHECK(lines[1] == "(\"DOC\", \"" + stem + "b\")");
-  CHECK(lines[2] == "(\"DOC\", \"short\")");
+  CHECK(lines[0] == "(\"DOC\", \"short\")");
+  CHECK(lines[1] == "(\"DOC\", \"" + stem + "a\")");
+  CHECK(lines[2] == "(\"DOC\", \"" + stem + "b\")");
   CHECK(lines[3].starts_with("# schema "));
   CHECK(lines[3].find("+long_keys{lit:DOC,") != std::string::npos);
 }

@@ -328,10 +328,10 @@ inline std::string format_entry(std::string_view key, std::string_view value, co
 // segments) encoded as the store encodes them (0x02, the text with NULs as 00 FF, 0x00).
 inline std::vector<std::string> long_key_prefixes(std::string_view layout) {
   std::vector<std::string> out;
-  const auto parts = detail::split_layout(layout, {});
+  const auto parts = keyschema::detail::split_layout(layout, {});
   if (!parts) return out;
-  for (const detail::layout_part& part : *parts) {
-    const detail::part_fields f = detail::read_part(part.text);
+  for (const keyschema::detail::layout_part& part : *parts) {
+    const keyschema::detail::part_fields f = keyschema::detail::read_part(part.text);
     const std::string_view codec = f.codec.substr(0, f.codec.rfind('@'));
     if (!codec.ends_with("+long_keys")) continue;
     std::string prefix;
