@@ -6,7 +6,8 @@
 // can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
 // `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction`,
 // `backend_with_transaction_range_erase`, `backend_with_write_guards`,
-// `backend_with_concurrent_writes`, `backend_with_compact_range` and `backend_with_placements`,
+// `backend_with_concurrent_writes`, `backend_with_compact_range`, `backend_with_placements` and
+// `backend_with_long_keys`,
 // each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
 // archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
@@ -57,6 +58,10 @@ struct backend_limits {
   std::size_t max_ops_per_write = unlimited;
   // The most key + value bytes one write() may hold (write_batch::byte_size()).
   std::size_t max_bytes_per_write = unlimited;
+  // The longest key of one operation in a keyspace with long keys (keyschema::long_keys) on a
+  // backend_with_long_keys, which stores keys beyond max_key_bytes in a form of its own (LMDB: up
+  // to its value limit). 0 (the default): as max_key_bytes, which every other backend keeps.
+  std::size_t max_long_key_bytes = 0;
 
   friend bool operator==(const backend_limits&, const backend_limits&) = default;
 };
@@ -285,6 +290,34 @@ struct placement_route {
 template <class B>
 concept backend_with_placements =
     backend<B> && requires(B& b, std::span<const placement_route> routes) { b.place(routes); };
+
+// The keys starting with `prefix` (the encoding of a keyspace's leading literals) belong to a
+// keyspace with long keys (keyschema::long_keys, schema.hpp). `encode` false (ks::migrate only,
+// taking the marker off the keyspace): its keys may still be stored in the backend's long form,
+// so reads and erases find them in either form, but puts store them plainly.
+// `plain_too` (ks::migrate only, putting the marker on): its keys may still be stored plainly too.
+struct long_key_route {
+  std::string_view prefix;
+  bool encode = true;
+  bool plain_too = false;
+};
+
+// Optional: a backend whose engine limits the key size (LMDB: 511 bytes) and which stores longer
+// keys of the keyspaces that opted in (keyschema::long_keys) in a form of its own, keeping every
+// part of this contract for them: key order (cursors in both directions, with any bounds),
+// exact lookups and uniqueness, atomic writes, snapshots and write transactions. keyschema::store
+// calls long_keys(routes) once, right after constructing the backend (and after place(), on a
+// backend_with_placements), before anything else, with one route per keyspace with long keys of
+// its schema (none when it has none); ks::migrate calls it with the routes of both schemas.
+// Afterwards a key starting with a route's prefix may be up to backend_limits::max_long_key_bytes
+// long; every other key keeps max_key_bytes. A backend whose engine takes long keys natively
+// (LevelDB, RocksDB, SQLite, memory_backend) does not model it and needs nothing; one with a hard
+// key limit of its own (etcd's request size) does not either: its limit_error stays.
+// Calling long_keys() twice replaces the routes. Errors: limit_error (the engine cannot hold the
+// long form: its key limit is too small), usage_error (a prefix is empty or too long).
+template <class B>
+concept backend_with_long_keys =
+    backend<B> && requires(B& b, std::span<const long_key_route> routes) { b.long_keys(routes); };
 
 namespace detail {
 // One static_assert per requirement of `backend`, so that a class that does not model it is told

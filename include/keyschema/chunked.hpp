@@ -176,7 +176,7 @@ std::size_t put_chunked(store_transaction<Schema, Backend>& tx, const chunk_pref
   const backend_limits l = detail::store_access::limits(tx);
   std::string last_key;
   key_arg<KS>(detail::chunk_key<KS>(prefix, count)).encode(last_key);
-  detail::check_key_limit(KS::name, l, last_key.size());
+  detail::check_key_limit(KS::name, l, last_key.size(), detail::has_long_keys<KS>());
   detail::check_value_limit(KS::name, l, last_key.size(),
                             std::max<std::size_t>(detail::chunk_header_bytes, std::min(chunk_size, data.size())));
   std::apply([&](const auto&... f) { tx.template erase_prefix<KS>(f...); }, prefix);

@@ -10,6 +10,8 @@
 //   message_count=packed<i64>:count_of<message_metadata,1>{...}   (counters.hpp, indexes.hpp)
 // A placed keyspace (keyschema::placed) names its placement before its segments:
 //   message_content=raw@content{...}
+// and a keyspace with long keys (keyschema::long_keys) says so before that:
+//   queue_entry=raw+long_keys{...}     queue_entry=raw+long_keys@queues{...}
 // The fingerprint is the 64-bit FNV-1a hash of that text, computed at compile time. A store
 // writes the fingerprint and the layout text under a reserved key (schema_key, which starts with
 // 0xFF, a byte no tuple-encoded key starts with) the first time it opens a database, and checks
@@ -75,6 +77,7 @@ struct keyspace_layout<KS, std::tuple<S...>, Sink> {
       sink(":");  // a keyspace the store maintains (counters.hpp, indexes.hpp): what it derives from
       KS::value_marker::visit_layout(sink);
     }
+    if constexpr (has_long_keys<KS>()) sink("+long_keys");  // keys beyond the engine's limit (keyschema::long_keys)
     if constexpr (!placement_of<KS>().empty()) {
       sink("@");  // a placed keyspace (schema.hpp, keyschema::placed): its placement
       sink(placement_of<KS>());

@@ -56,7 +56,10 @@
 // implicit step (a ks::transform writing each entry unchanged; for a count or index, ks::drop, as
 // step 2b derives it again). On a backend_with_placements the run reads such a keyspace in both
 // placements, erases there from both, and writes into New's, so each batch moves its entries
-// atomically.
+// atomically. The long-keys marker (keyschema::long_keys) is part of the layout too, and moved
+// alike: on a backend_with_long_keys the run reads the keyspace's keys in either form and writes
+// them in New's (a key longer than the engine's limit in a keyspace New takes the marker off is a
+// limit_error naming the keyspace, before anything of its batch is written).
 //
 // Durability: the batches of rewritten entries are
 // written without sync (a crash of the machine may lose the last ones, together with their
@@ -102,9 +105,9 @@ KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace detail {
 // Moving a keyspace between placements: an old keyspace without a step whose keyspace of the same
-// name in New differs from it in placement only is moved by an implicit step, ks::transform
-// writing each entry unchanged into New's (a count or index: ks::drop, since step 2b derives it
-// again).
+// name in New differs from it in placement only (or in its long-keys marker, keyschema::long_keys,
+// or both) is moved by an implicit step, ks::transform writing each entry unchanged into New's (a
+// count or index: ks::drop, since step 2b derives it again).
 template <class K>
 struct unplaced {
   using type = K;
@@ -114,10 +117,21 @@ template <class K>
 struct unplaced<K> {
   using type = typename K::keyschema_unplaced;
 };
+// K without its placement and its long-keys marker (keyschema::long_keys): what the two leave alike.
+template <class K>
+struct unmarked {
+  using type = typename unplaced<K>::type;
+};
+template <class K>
+  requires(has_long_keys<K>())
+struct unmarked<K> {
+  using type = typename unmarked<typename K::keyschema_short_keys>::type;
+};
 template <class OldKS, class NewKS>
 inline constexpr bool placement_only_change =
-    OldKS::name == NewKS::name && placement_of<OldKS>() != placement_of<NewKS>() &&
-    keyspace_fingerprint<typename unplaced<OldKS>::type> == keyspace_fingerprint<typename unplaced<NewKS>::type>;
+    OldKS::name == NewKS::name &&
+    (placement_of<OldKS>() != placement_of<NewKS>() || has_long_keys<OldKS>() != has_long_keys<NewKS>()) &&
+    keyspace_fingerprint<typename unmarked<OldKS>::type> == keyspace_fingerprint<typename unmarked<NewKS>::type>;
 
 template <class OldKS, class... K>
 struct moved_keyspace {
@@ -170,6 +184,8 @@ migrate_result run_migration(Backend& backend, const migrate_options& options, S
                 "would be rebuilt wrong); the error above names the keyspaces");
   // Placements (backend_with_placements): New's routes, reading a moved keyspace in Old's too.
   detail::place_migration<Old, New>(backend);
+  // Long keys (backend_with_long_keys): New's, still reading the long form of Old's.
+  detail::long_key_migration<Old, New>(backend);
   detail::migration_run<Old, New, Backend, Steps...> run(backend, options, steps...);
   return run.run();
 }

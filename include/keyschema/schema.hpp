@@ -218,7 +218,36 @@ struct placed : KS {
   using keyschema_unplaced = KS;  // the keyspace in the default placement
 };
 
+// A keyspace whose keys may be longer than the engine accepts (LMDB: 511 bytes):
+//   using queue_entry = ks::long_keys<ks::keyspace<"queue_entry", ks::bytes, ks::lit<"QUEUE">, ...>>;
+// It is the keyspace KS in every respect (key, value, name, placement), plus `keyschema_long_keys`.
+// A backend that models backend_with_long_keys (backend.hpp) stores such a keyspace's keys beyond
+// its engine's key limit in a form of its own (LMDB: the leading bytes, a marker and a
+// tie-breaker as the engine's key, the full key in front of the value; docs/backends/lmdb.md),
+// keeping key order, lookups and uniqueness exact; backends whose engine takes long keys natively
+// (LevelDB, RocksDB, SQLite, memory_backend) need nothing; on etcd, whose key limit is its
+// request size, a longer key stays a limit_error. A keyspace without the marker keeps the
+// engine's limit: a longer key is a limit_error naming the keyspace, its size and the limit.
+// The marker is part of the schema layout (fingerprint.hpp): turning it on or off is a schema
+// change, done with ks::migrate (an implicit step when nothing else changes). Routing is by key
+// prefix, as for placed: the keyspace must start with a literal, and no key of a keyspace
+// without the marker may start with its leading literals (checked with the schema).
+template <class KS>
+struct long_keys : KS {
+  static_assert(requires { requires std::is_same_v<typename KS::keyschema_kind, detail::keyspace_tag>; },
+                "keyschema::long_keys: the argument must be a keyschema::keyspace<...>");
+  static_assert(!requires { KS::keyschema_long_keys; },
+                "keyschema::long_keys: this keyspace takes long keys already; mark it once");
+  static constexpr bool keyschema_long_keys = true;
+  using keyschema_short_keys = KS;  // the keyspace without the marker
+};
+
 namespace detail {
+// Whether keyspace KS takes keys beyond the engine's limit (keyschema::long_keys).
+template <class KS>
+constexpr bool has_long_keys() {
+  return requires { requires KS::keyschema_long_keys; };
+}
 // The placement of keyspace KS: its `placement`, or "" (the default placement).
 template <class KS>
 constexpr std::string_view placement_of() {
@@ -419,6 +448,8 @@ enum class problem_kind {
   keyspaces_collide,
   placement_without_literal,
   placement_prefix_shared,
+  long_keys_without_literal,
+  long_keys_prefix_shared,
 };
 
 struct schema_problem {
@@ -539,6 +570,32 @@ constexpr void placement_rows(schema_problem& p, std::index_sequence<I...>) {
   (placement_row<KSs, I>(p, std::make_index_sequence<sizeof...(I)>{}), ...);
 }
 
+// Long-key keyspace I (keyschema::long_keys): starts with a literal, and no keyspace without the
+// marker reaches its prefix (backends tell its keys by that prefix).
+template <class KSs, std::size_t I, std::size_t... J>
+constexpr void long_keys_row(schema_problem& p, std::index_sequence<J...>) {
+  using A = std::tuple_element_t<I, KSs>;
+  if constexpr (has_long_keys<A>()) {
+    if (p.kind != problem_kind::none) return;
+    if constexpr (leading_literals<A>() == 0) {
+      p = {problem_kind::long_keys_without_literal, I, 0, 0};
+    } else {
+      (
+          [&] {
+            using B = std::tuple_element_t<J, KSs>;
+            if (p.kind == problem_kind::none && I != J && !has_long_keys<B>() && prefix_reaches<A, B>())
+              p = {problem_kind::long_keys_prefix_shared, I, J, leading_literals<A>()};
+          }(),
+          ...);
+    }
+  }
+}
+
+template <class KSs, std::size_t... I>
+constexpr void long_keys_rows(schema_problem& p, std::index_sequence<I...>) {
+  (long_keys_row<KSs, I>(p, std::make_index_sequence<sizeof...(I)>{}), ...);
+}
+
 template <class... K>
 constexpr schema_problem find_problem(schema<K...>*) {
   constexpr bool keyspaces[] = {is_keyspace<K>::value..., true};
@@ -592,6 +649,9 @@ constexpr schema_problem find_problem(schema<K...>*) {
     if (p.kind != problem_kind::none) return p;
     // Placements route by key prefix.
     placement_rows<std::tuple<K...>>(p, std::make_index_sequence<sizeof...(K)>{});
+    if (p.kind != problem_kind::none) return p;
+    // So do long keys.
+    long_keys_rows<std::tuple<K...>>(p, std::make_index_sequence<sizeof...(K)>{});
     return p;
   } else {
     return {};
@@ -713,6 +773,23 @@ struct placement_prefix_shared {
   static constexpr bool value = false;
 };
 
+template <fixed_string Keyspace>
+struct long_keys_without_literal {
+  static_assert(always_false<Keyspace.size()>,
+                "keyschema::long_keys: a keyspace with long keys must start with a keyschema::lit<\"WORD\"> "
+                "(backends tell its keys by that prefix); start the keyspace with a literal");
+  static constexpr bool value = false;
+};
+
+template <fixed_string LongKeyspace, fixed_string OtherKeyspace, std::size_t LeadingLiterals>
+struct long_keys_prefix_shared {
+  static_assert(always_false<LeadingLiterals>,
+                "keyschema::long_keys: a key of OtherKeyspace (without long keys) can start with the leading "
+                "literals of LongKeyspace, by which backends tell its keys (see this instantiation); give "
+                "LongKeyspace a leading literal OtherKeyspace cannot produce, or mark both with long_keys");
+  static constexpr bool value = false;
+};
+
 }  // namespace diagnostic
 
 namespace detail {
@@ -751,6 +828,11 @@ constexpr bool diagnose_schema() {
       return diagnostic::value_without_codec<std::tuple_element_t<p.a, ks>::name_string>::value;
     } else if constexpr (p.kind == problem_kind::placement_without_literal) {
       return diagnostic::placement_without_literal<std::tuple_element_t<p.a, ks>::name_string>::value;
+    } else if constexpr (p.kind == problem_kind::long_keys_without_literal) {
+      return diagnostic::long_keys_without_literal<std::tuple_element_t<p.a, ks>::name_string>::value;
+    } else if constexpr (p.kind == problem_kind::long_keys_prefix_shared) {
+      return diagnostic::long_keys_prefix_shared<std::tuple_element_t<p.a, ks>::name_string,
+                                                 std::tuple_element_t<p.b, ks>::name_string, p.segment>::value;
     } else if constexpr (p.kind == problem_kind::placement_prefix_shared) {
       return diagnostic::placement_prefix_shared<std::tuple_element_t<p.a, ks>::name_string,
                                                  std::tuple_element_t<p.b, ks>::name_string, p.segment>::value;

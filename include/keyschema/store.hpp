@@ -259,7 +259,8 @@ class basic_writer {
   // Stores value under key in keyspace KS (replacing any previous value) when the batch or
   // transaction commits. Errors: limit_error when the encoded key, value or key + value is
   // longer than the backend accepts (backend_limits; names the keyspace, the limit, the size and
-  // the maximum); key_error when a field value is an integer outside its field's range
+  // the maximum; a key over max_key_bytes that a keyspace with keyschema::long_keys could hold
+  // says so: remedy, mark the keyspace, a ks::migrate); key_error when a field value is an integer outside its field's range
   // (key_arg.hpp) or text that is not valid UTF-8; encode_error when the value holds such text
   // (a packed value; names the keyspace); nothing is added then.
   template <class KS>
@@ -299,7 +300,7 @@ class basic_writer {
     const std::size_t mark = b.size();
     key.encode(b);
     const std::size_t n = b.size() - mark;
-    check_key_limit(KS::name, store_access::limits(self()), n);
+    check_key_limit(KS::name, store_access::limits(self()), n, has_long_keys<KS>());
     return n;
   }
 
@@ -869,6 +870,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema>,
     requires(!detail::starts_with_adopt<Args...>::value)
   explicit store(Args&&... args) : backend_(std::forward<Args>(args)...) {
     detail::place_schema<Schema>(backend_);  // backend_with_placements: where placed keyspaces go
+    detail::long_key_schema<Schema>(backend_);  // backend_with_long_keys: which keyspaces take long keys
     check_fingerprint(false);
   }
   // The adopting constructor: as above, but a non-empty database without a schema record is

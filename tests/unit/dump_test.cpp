@@ -413,6 +413,29 @@ TEST_CASE("keyschema-dump lists an LMDB database", "[dump][lmdb]") {
   check_backend<ks::lmdb_backend>(dir / "env", "lmdb", o);
 }
 
+TEST_CASE("keyschema-dump lists the long keys of an LMDB keyspace with long_keys in full, in key order",
+          "[dump][lmdb][long_keys]") {
+  using doc = ks::long_keys<ks::keyspace<"doc", std::string, ks::lit<"DOC">, ks::field<"name", std::string>>>;
+  ks::testing::temp_dir dir("dump-long-keys");
+  const std::string env = dir / "env";
+  const std::string stem(600, 's');
+  {
+    ks::store<ks::schema<doc>, ks::lmdb_backend> db(env);
+    db.put<doc>({stem + "b"}, "second");
+    db.put<doc>({stem + "a"}, "first");  // stored after b in its group: listed before it
+    db.put<doc>({"short"}, "plain");
+  }
+  const run_result r = run_tool({"--backend", "lmdb", "--values", "none", env});
+  REQUIRE(r.status == 0);
+  const std::vector<std::string> lines = split_lines(r.out);
+  REQUIRE(lines.size() == 4);  // three entries and the schema record
+  CHECK(lines[0] == "(\"DOC\", \"short\")");
+  CHECK(lines[1] == "(\"DOC\", \"" + stem + "a\")");
+  CHECK(lines[2] == "(\"DOC\", \"" + stem + "b\")");
+  CHECK(lines[3].starts_with("# schema "));
+  CHECK(lines[3].find("+long_keys{lit:DOC,") != std::string::npos);
+}
+
 #if KEYSCHEMA_DUMP_WITH_ROCKSDB
 TEST_CASE("keyschema-dump lists a RocksDB database", "[dump][rocksdb]") {
   ks::testing::temp_dir dir("dump-rocksdb");

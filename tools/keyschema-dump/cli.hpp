@@ -263,6 +263,7 @@ int open_and_dump(const command& cmd, std::ostream& out, failure& fail, Open&& o
   try {
     auto db = open();
     opened = true;
+    use_stored_long_keys(db);  // keys of keyschema::long_keys keyspaces listed in full (LMDB)
     dump_entries(db, cmd.options, out, stats);
   } catch (const locked_error& e) {
     fail = {2, "cannot open " + where + ": " + e.what() +

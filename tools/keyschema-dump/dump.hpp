@@ -33,6 +33,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/schema/layout_compare.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/fingerprint.hpp>
 #include <keyschema/reserved_records.hpp>
@@ -320,6 +321,50 @@ inline std::string format_entry(std::string_view key, std::string_view value, co
   std::string line;
   append_entry(line, key, value, opts);
   return line;
+}
+
+// The key prefixes of the keyspaces with long keys (keyschema::long_keys) a layout text names:
+// for each part whose codec carries "+long_keys" (fingerprint.hpp), its leading literals ("lit:TEXT"
+// segments) encoded as the store encodes them (0x02, the text with NULs as 00 FF, 0x00).
+inline std::vector<std::string> long_key_prefixes(std::string_view layout) {
+  std::vector<std::string> out;
+  const auto parts = keyschema::detail::split_layout(layout, {});
+  if (!parts) return out;
+  for (const keyschema::detail::layout_part& part : *parts) {
+    const keyschema::detail::part_fields f = keyschema::detail::read_part(part.text);
+    const std::string_view codec = f.codec.substr(0, f.codec.rfind('@'));
+    if (!codec.ends_with("+long_keys")) continue;
+    std::string prefix;
+    for (const std::string_view seg : f.segments) {
+      if (!seg.starts_with("lit:")) break;
+      prefix += '\x02';
+      for (const char c : seg.substr(4)) {
+        prefix += c;
+        if (c == '\0') prefix += '\xff';
+      }
+      prefix += '\0';
+    }
+    if (!prefix.empty()) out.push_back(std::move(prefix));
+  }
+  return out;
+}
+
+// On a backend_with_long_keys (LMDB), tells the backend the keyspaces with long keys its schema
+// record names, so that their keys are listed in full rather than in the backend's stored form.
+// A database without a (readable) schema record is left alone. Errors: those of db.get and
+// db.long_keys.
+template <backend Backend>
+void use_stored_long_keys(Backend& db) {
+  if constexpr (backend_with_long_keys<Backend>) {
+    std::string record;
+    if (!db.get(schema_key, record, nullptr)) return;
+    const std::optional<schema_record> r = parse_schema_record(record);
+    if (!r) return;
+    const std::vector<std::string> prefixes = long_key_prefixes(r->layout);
+    std::vector<long_key_route> routes;
+    for (const std::string& p : prefixes) routes.push_back({p, true, true});
+    if (!routes.empty()) db.long_keys(routes);
+  }
 }
 
 // Writes one line (ending in '\n') per key of `db` that starts with opts.prefix, in ascending

@@ -30,6 +30,9 @@
 //   - begin_write()  one LMDB write transaction, held until its commit() or destruction: LMDB's
 //                    write lock serializes it against writers of every process. keyschema::store
 //                    runs its transactions in it, so they are serializable across processes.
+//   - long_keys()    backend_with_long_keys: a key longer than 502 bytes of a keyspace with long
+//                    keys (keyschema::long_keys) is stored as its first 502 bytes + 0xFF + an
+//                    8-byte tie-breaker, the rest of it in front of the value (long_keys()).
 //   - place()        backend_with_placements: each placement (keyschema::placed) is a named
 //                    database; write() and begin_write() stay one transaction over all of them,
 //                    a snapshot one read transaction, and a cursor reaching several placements
@@ -104,7 +107,7 @@ class lmdb_backend {
  public:
   // The handles the backend contract names; each is documented in its own header.
   using snapshot_type = lmdb_snapshot;                    // <keyschema/lmdb/snapshot.hpp>
-  using cursor_type = detail::placement_cursor<lmdb_cursor>;  // <keyschema/lmdb/cursor.hpp>, merged over placements
+  using cursor_type = lmdb_detail::full_cursor;  // <keyschema/lmdb/cursor.hpp>: merged over placements, long keys decoded
   using write_transaction_type = lmdb_write_transaction;  // <keyschema/lmdb/write_transaction.hpp>
 
   // Opens (creating when allowed) the LMDB environment in the directory `path`.
@@ -150,7 +153,7 @@ class lmdb_backend {
   // Errors: backend_error "mdb_get" (corrupt page, I/O error); with snap == nullptr also those
   // of snapshot() (limit_error when no reader slot is free or a resize does not finish).
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
-    if (key.empty() || key.size() > s_->max_key) return false;
+    if (key.empty() || (key.size() > s_->max_key && lmdb_detail::long_route_of(*s_, key) == nullptr)) return false;
     if (snap != nullptr) {
       std::lock_guard lk(snap->h_->mu);
       return lmdb_detail::lookup(*s_, snap->h_->txn, key, value);
@@ -255,19 +258,14 @@ class lmdb_backend {
   // "mdb_cursor_get".
   // With placements (keyschema::placed): one LMDB cursor per named database the range reaches,
   // all in one read transaction (the snapshot's, or one taken now), merged in key order.
+  // With long keys (keyschema::long_keys): the groups of long keys the range reaches are read
+  // whole and sorted (see long_keys()).
   cursor_type cursor(const key_range& range, const snapshot_type* snap) const {
-    if (s_->single()) [[likely]] {
-      if (snap != nullptr) return cursor_type(lmdb_cursor(snap->h_, true, s_->dbi, range, s_->max_key));
-      return cursor_type(lmdb_cursor(*s_, range));
-    }
-    if (snap != nullptr) return lmdb_cursor::merged(*s_, snap->h_, true, range);
-    // A range within one placement (a store's scan of a keyspace) that cannot reach the main
-    // database's entries of the named databases (0xff...): one cursor on a private transaction.
-    if (const std::vector<std::size_t> on = s_->router.reached(range);
-        on.size() == 1 && s_->present[on[0]] &&
-        (on[0] != 0 || (!range.upper.empty() && range.upper <= lmdb_detail::placement_db_prefix.substr(0, 1))))
-      return cursor_type(lmdb_cursor(*s_, range, s_->dbis[on[0]]));
-    return lmdb_cursor::merged(*s_, lmdb_detail::new_read_handle(*s_), false, range);
+    if (s_->long_routes.empty()) [[likely]] return cursor_type(placed_cursor(range, snap));
+    lmdb_detail::long_bounds b;
+    const key_range raw = lmdb_detail::raw_range(*s_, range, b);
+    auto inner = placed_cursor(raw, snap);  // copies the bounds it needs before b moves
+    return cursor_type(std::move(inner), s_.get(), std::move(b), range.reverse);
   }
 
   // Routes the keys of placed keyspaces (backend_with_placements, <keyschema/backend.hpp>): each
@@ -330,8 +328,45 @@ class lmdb_backend {
     s_->router.set_routes(routes);
   }
 
+  // Tells which keys belong to keyspaces with long keys (backend_with_long_keys,
+  // <keyschema/backend.hpp>; keyschema::long_keys): a key starting with a route's prefix and
+  // longer than 502 bytes is stored in the long form of <keyschema/lmdb/detail/long_keys.hpp>:
+  // its first 502 bytes, a marker byte 0xFF and an 8-byte tie-breaker as the LMDB key, its other
+  // bytes in front of the value (after their 4-byte length). Order, lookups and uniqueness stay
+  // exact; cost: a long key's get, put or erase reads its group (the stored keys sharing its first
+  // 502 bytes), and a cursor reads each group it meets whole and sorts it (see
+  // docs/backends/lmdb.md). Nothing is written here: the routes live in this backend object, so a
+  // backend opened without them (a raw one, keyschema-dump) sees the stored form.
+  // REQUIRES: nothing else uses the backend meanwhile (keyschema::store calls it from its
+  // constructor, after place()).
+  // Errors: limit_error - LMDB was built with a key limit below 511 bytes (mdb_env_get_maxkeysize):
+  //     it cannot hold the long form; what() names the limit. Remedy: a default LMDB build.
+  //   usage_error - a prefix is empty or longer than 502 bytes (a keyspace's leading literals are
+  //     its prefix: shorten them). Nothing changed in either case.
+  void long_keys(std::span<const long_key_route> routes) {
+    for (const long_key_route& r : routes) {
+      if (r.prefix.empty() || r.prefix.size() > lmdb_detail::long_head) {
+        throw usage_error("keyschema::lmdb_backend::long_keys: a keyspace prefix of " + std::to_string(r.prefix.size()) +
+                          " bytes; it must be 1 to " + std::to_string(lmdb_detail::long_head) +
+                          " bytes (the leading literals of a keyspace with keyschema::long_keys)");
+      }
+    }
+    if (!routes.empty() && s_->max_key < lmdb_detail::long_stored) {
+      throw limit_error("keyschema::lmdb_backend::long_keys: LMDB's maximum key size on " + s_->path + " is " +
+                        std::to_string(s_->max_key) + " bytes (mdb_env_get_maxkeysize), below the " +
+                        std::to_string(lmdb_detail::long_stored) +
+                        " bytes of the long form of keyschema::long_keys; use an LMDB built with the default "
+                        "MDB_MAXKEYSIZE");
+    }
+    std::vector<lmdb_detail::env_state::long_route> out;
+    for (const long_key_route& r : routes) out.push_back({std::string(r.prefix), r.encode, !r.encode || r.plain_too});
+    s_->long_routes = std::move(out);
+  }
+
   // What write() accepts: max_key_bytes = mdb_env_get_maxkeysize (511 bytes in a default LMDB
-  // build); max_value_bytes = 4 GiB - 1 (LMDB's MAXDATASIZE; the map ceiling, max_map_size, bounds
+  // build); max_long_key_bytes (keyspaces with long keys, long_keys()) = 4 GiB - 1 - 4 + 502, as
+  // the key's bytes beyond the first 502 share the LMDB value with the value (checked together by
+  // write()); max_value_bytes = 4 GiB - 1 (LMDB's MAXDATASIZE; the map ceiling, max_map_size, bounds
   // them together). No limit on operations or bytes per write as such: LMDB's real bound is the
   // number of pages one write transaction may dirty (MDB_TXN_FULL, about 128k pages), which
   // depends on the tree shape, so it is reported by write() as limit_error instead.
@@ -339,6 +374,7 @@ class lmdb_backend {
     backend_limits l;
     l.max_key_bytes = s_->max_key;
     l.max_value_bytes = lmdb_detail::max_value_size;
+    l.max_long_key_bytes = lmdb_detail::max_value_size - lmdb_detail::long_len + lmdb_detail::long_head;
     return l;
   }
 
@@ -359,12 +395,31 @@ class lmdb_backend {
   MDB_dbi native_dbi() const noexcept { return s_->dbi; }
 
  private:
+  // The cursors of the placements range reaches in *snap (or a private snapshot), merged.
+  using placed = detail::placement_cursor<lmdb_cursor>;
+  placed placed_cursor(const key_range& range, const snapshot_type* snap) const {
+    if (s_->single()) [[likely]] {
+      if (snap != nullptr) return placed(lmdb_cursor(snap->h_, true, s_->dbi, range, s_->max_key));
+      return placed(lmdb_cursor(*s_, range));
+    }
+    if (snap != nullptr) return lmdb_cursor::merged(*s_, snap->h_, true, range);
+    // A range within one placement (a store's scan of a keyspace) that cannot reach the main
+    // database's entries of the named databases (0xff...): one cursor on a private transaction.
+    if (const std::vector<std::size_t> on = s_->router.reached(range);
+        on.size() == 1 && s_->present[on[0]] &&
+        (on[0] != 0 || (!range.upper.empty() && range.upper <= lmdb_detail::placement_db_prefix.substr(0, 1))))
+      return placed(lmdb_cursor(*s_, range, s_->dbis[on[0]]));
+    return lmdb_cursor::merged(*s_, lmdb_detail::new_read_handle(*s_), false, range);
+  }
+
   std::unique_ptr<lmdb_detail::env_state> s_;
 };
 
 static_assert(backend<lmdb_backend>, "keyschema::lmdb_backend: does not meet the backend contract; see <keyschema/backend.hpp>");
 static_assert(backend_with_placements<lmdb_backend>,
               "keyschema::lmdb_backend: does not model backend_with_placements; see <keyschema/backend.hpp>");
+static_assert(backend_with_long_keys<lmdb_backend>,
+              "keyschema::lmdb_backend: does not model backend_with_long_keys; see <keyschema/backend.hpp>");
 static_assert(backend_with_write_guards<lmdb_backend>,
               "keyschema::lmdb_backend: other processes can open its environment, so it must guard writes "
               "(backend_with_write_guards); see <keyschema/backend.hpp>");

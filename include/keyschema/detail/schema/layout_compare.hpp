@@ -113,8 +113,22 @@ inline std::string describe_part_difference(std::string_view stored, std::string
     return at == std::string_view::npos ? std::pair<std::string_view, std::string_view>{codec, {}}
                                         : std::pair{codec.substr(0, at), codec.substr(at + 1)};
   };
-  const auto [s_codec, s_place] = split(s.codec);
-  const auto [p_codec, p_place] = split(p.codec);
+  const auto [s_codec_long, s_place] = split(s.codec);
+  const auto [p_codec_long, p_place] = split(p.codec);
+  // A keyspace with long keys: "+long_keys" after the codec (fingerprint.hpp).
+  constexpr std::string_view long_mark = "+long_keys";
+  const auto unmark = [&](std::string_view codec) {
+    return codec.ends_with(long_mark) ? std::pair{codec.substr(0, codec.size() - long_mark.size()), true}
+                                      : std::pair{codec, false};
+  };
+  const auto [s_codec, s_long] = unmark(s_codec_long);
+  const auto [p_codec, p_long] = unmark(p_codec_long);
+  if (s_codec == p_codec && s_long != p_long) {
+    const auto name = [](bool l) {
+      return std::string(l ? "long keys (keyschema::long_keys)" : "the engine's key limit (no keyschema::long_keys)");
+    };
+    return name(s_long) + " stored, " + name(p_long) + " in this program";
+  }
   if (s_codec == p_codec && s_place != p_place) {
     const auto name = [](std::string_view pl) {
       return pl.empty() ? std::string("the default placement") : "placement '" + std::string(pl) + "'";

@@ -32,11 +32,28 @@ namespace detail {
 }
 
 // Checks the encoded key of one operation of keyspace `keyspace`: key_bytes against
-// max_key_bytes, and against max_entry_bytes (an erase counts its key alone; a put's entry is
-// checked again with its value by check_value_limit).
-// Errors: limit_error naming the keyspace, the limit, the size and the maximum.
-inline void check_key_limit(std::string_view keyspace, const backend_limits& l, std::size_t key_bytes) {
-  if (key_bytes > l.max_key_bytes) throw_entry_limit(keyspace, "key", key_bytes, "max_key_bytes", l.max_key_bytes);
+// max_key_bytes (max_long_key_bytes, when set, for a keyspace with long keys: long_keys), and
+// against max_entry_bytes (an erase counts its key alone; a put's entry is checked again with its
+// value by check_value_limit).
+// Errors: limit_error naming the keyspace, the limit, the size and the maximum; for a keyspace
+// without long keys whose key only long keys would admit, the message also names
+// keyschema::long_keys as the remedy.
+inline void check_key_limit(std::string_view keyspace, const backend_limits& l, std::size_t key_bytes,
+                            bool long_keys = false) {
+  if (long_keys && l.max_long_key_bytes != 0) {
+    if (key_bytes > l.max_long_key_bytes) {
+      throw_entry_limit(keyspace, "key", key_bytes, "max_long_key_bytes", l.max_long_key_bytes);
+    }
+  } else if (key_bytes > l.max_key_bytes) [[unlikely]] {
+    if (!long_keys && key_bytes <= l.max_long_key_bytes) {
+      throw limit_error("keyschema: keyspace '" + std::string(keyspace) + "': encoded key is " +
+                        std::to_string(key_bytes) + " bytes, longer than the backend's maximum key size of " +
+                        std::to_string(l.max_key_bytes) +
+                        " bytes (backend_limits::max_key_bytes); shorten it, or mark the keyspace "
+                        "keyschema::long_keys (a schema change: ks::migrate). Nothing was added");
+    }
+    throw_entry_limit(keyspace, "key", key_bytes, "max_key_bytes", l.max_key_bytes);
+  }
   if (key_bytes > l.max_entry_bytes) {
     throw_entry_limit(keyspace, "entry (key + value)", key_bytes, "max_entry_bytes", l.max_entry_bytes);
   }

@@ -76,5 +76,46 @@ void place_migration(Backend& b) {
   }
 }
 
+// The prefixes of Schema's keyspaces with long keys (keyschema::long_keys).
+template <class Schema>
+std::vector<std::string> long_key_prefixes() {
+  std::vector<std::string> out;
+  for_each_keyspace<Schema>([&]<class K>(std::type_identity<K>) {
+    if constexpr (leading_literals<K>() > 0 && has_long_keys<K>()) out.push_back(placement_prefix<K>());
+  });
+  return out;
+}
+
+// Tells a backend_with_long_keys (backend.hpp) which keyspaces of Schema take long keys; another
+// backend is left alone.
+template <class Schema, class Backend>
+void long_key_schema(Backend& b) {
+  if constexpr (backend_with_long_keys<Backend>) {
+    const std::vector<std::string> prefixes = long_key_prefixes<Schema>();
+    std::vector<long_key_route> routes;
+    for (const std::string& p : prefixes) routes.push_back({p, true, false});
+    b.long_keys(routes);
+  }
+}
+
+// The routes ks::migrate runs with: New's keyspaces with long keys encode them; a keyspace of Old
+// with long keys that New has without them (or not at all) is still read and erased in either
+// form, its puts stored plainly.
+template <class Old, class New, class Backend>
+void long_key_migration(Backend& b) {
+  if constexpr (backend_with_long_keys<Backend>) {
+    const std::vector<std::string> olds = long_key_prefixes<Old>();
+    const std::vector<std::string> news = long_key_prefixes<New>();
+    std::vector<long_key_route> routes;
+    for (const std::string& p : news) routes.push_back({p, true, true});
+    for (const std::string& p : olds) {
+      bool kept = false;
+      for (const std::string& n : news) kept = kept || n == p;
+      if (!kept) routes.push_back({p, false, true});
+    }
+    b.long_keys(routes);
+  }
+}
+
 }  // namespace detail
 KEYSCHEMA_END_NAMESPACE

@@ -23,6 +23,7 @@
 #include <keyschema/error.hpp>
 #include <keyschema/lmdb/detail/cursor_bound.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
+#include <keyschema/lmdb/detail/long_keys.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/lmdb/detail/txn_handle.hpp>
 
@@ -308,5 +309,12 @@ class lmdb_cursor {
   MDB_val k_{0, nullptr};
   MDB_val v_{0, nullptr};
 };
+
+namespace lmdb_detail {
+// What lmdb_backend::cursor() and lmdb_write_transaction::cursor() return: the LMDB cursors of the
+// placements a range reaches, merged (placement.hpp), with the groups of long keys decoded and
+// ordered (long_keys.hpp).
+using full_cursor = long_key_cursor<detail::placement_cursor<lmdb_cursor>>;
+}  // namespace lmdb_detail
 
 KEYSCHEMA_END_NAMESPACE

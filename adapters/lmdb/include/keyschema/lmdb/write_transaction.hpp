@@ -65,11 +65,14 @@ class lmdb_write_transaction {
   // REQUIRES: is_open(). Errors: backend_error "mdb_cursor_open" / "mdb_cursor_get".
   // With placements (keyschema::placed), one LMDB cursor per named database the range reaches,
   // merged in key order.
-  detail::placement_cursor<lmdb_cursor> cursor(const key_range& range) const {
+  // With long keys (keyschema::long_keys), the groups of long keys read whole and sorted.
+  lmdb_detail::full_cursor cursor(const key_range& range) const {
     require_open();
-    if (st_->single()) [[likely]]
-      return detail::placement_cursor<lmdb_cursor>(lmdb_cursor(h_, false, st_->dbi, range, st_->max_key));
-    return lmdb_cursor::merged(*st_, h_, false, range);
+    if (st_->long_routes.empty()) [[likely]] return lmdb_detail::full_cursor(placed_cursor(range));
+    lmdb_detail::long_bounds b;
+    const key_range raw = lmdb_detail::raw_range(*st_, range, b);
+    auto inner = placed_cursor(raw);  // copies the bounds it needs before b moves
+    return lmdb_detail::full_cursor(std::move(inner), st_, std::move(b), range.reverse);
   }
 
   // Applies batch atomically in this transaction and commits it with the durability of opts
@@ -137,6 +140,12 @@ class lmdb_write_transaction {
       : st_(s), lock_(std::move(lock)) {
     adopt(st_->begin_write_txn());
     id_ = ::mdb_txn_id(h_->txn);
+  }
+
+  detail::placement_cursor<lmdb_cursor> placed_cursor(const key_range& range) const {
+    if (st_->single()) [[likely]]
+      return detail::placement_cursor<lmdb_cursor>(lmdb_cursor(h_, false, st_->dbi, range, st_->max_key));
+    return lmdb_cursor::merged(*st_, h_, false, range);
   }
 
   void require_open() const {

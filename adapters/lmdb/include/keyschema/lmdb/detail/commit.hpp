@@ -17,6 +17,7 @@
 #include <keyschema/detail/config.hpp>
 #include <keyschema/error.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
+#include <keyschema/lmdb/detail/long_keys.hpp>
 #include <keyschema/lmdb/detail/lookup.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/write_batch.hpp>
@@ -62,9 +63,17 @@ struct nosync_commit {
 };
 
 // Applies every operation of batch in the write transaction txn. Returns MDB_SUCCESS, or the
-// first failure with `call` naming the LMDB function (the transaction must then be aborted).
+// first failure with `call` naming the LMDB function (the transaction must then be aborted;
+// MDB_CORRUPTED: a stored long key's value is malformed). A long key of a keyspace with long keys
+// goes through apply_long (long_keys.hpp).
 inline int apply_batch(const env_state& s, MDB_txn* txn, const write_batch& batch, const char*& call) noexcept {
   for (write_batch::op o : batch) {
+    if (may_be_long(s, o.key.size())) [[unlikely]] {
+      if (const env_state::long_route* r = long_route_of(s, o.key)) {
+        if (const int rc = apply_long(s, txn, o, *r, call); rc != MDB_SUCCESS) return rc;
+        continue;
+      }
+    }
     MDB_val k{o.key.size(), const_cast<char*>(o.key.data())};
     int rc;
     // The placement's named database (keyschema::placed); an erase also erases in the placement
@@ -109,8 +118,26 @@ inline bool erases_only(const write_batch& batch) noexcept {
   lmdb_detail::throw_status(what + "; nothing was written", call, rc);
 }
 
-// The error of check_limits for operation i, o (out of line: the check itself builds no string).
-[[noreturn, gnu::cold, gnu::noinline]] inline void refuse_op(const env_state& s, std::size_t i, write_batch::op o) {
+// check_limits for an operation i, o the fast test did not pass: accepts a long key of a
+// keyspace with long keys (long_keys.hpp) whose stored value fits, or throws the error (out of
+// line: the check itself builds no string).
+[[gnu::cold, gnu::noinline]] inline void refuse_op(const env_state& s, std::size_t i, write_batch::op o) {
+  const env_state::long_route* r = long_route_of(s, o.key);
+  if (r != nullptr && (r->encode || o.key.size() <= s.max_key)) {
+    // Stored: the key's rest and the value in one LMDB value (a plain key of at most max_key
+    // bytes needs no more; counted alike, the stricter).
+    const std::size_t rest = o.key.size() - long_head;
+    const std::size_t value = o.kind == write_batch::op_kind::put ? o.value.size() : 0;
+    if (rest <= max_value_size - long_len && value <= max_value_size - long_len - rest) return;
+    throw limit_error("keyschema::lmdb_backend::write: a long key (keyschema::long_keys) of " +
+                      std::to_string(o.key.size()) + " bytes with a value of " + std::to_string(value) +
+                      " bytes exceeds LMDB's maximum value size of " + std::to_string(max_value_size) +
+                      " bytes, which holds the key's bytes beyond the first " + std::to_string(long_head) +
+                      " and the value; shorten them. Nothing was written");
+  }
+  if (o.kind == write_batch::op_kind::put && o.key.size() <= s.max_key && o.value.size() <= max_value_size &&
+      !o.key.empty())
+    return;  // passed the fast test's margin for long keys only
   if (o.key.empty()) {
     throw limit_error("keyschema::lmdb_backend::write: operation " + std::to_string(i) +
                       " of the batch has an empty key, which LMDB cannot store (limit: 1 to " +
@@ -119,18 +146,22 @@ inline bool erases_only(const write_batch& batch) noexcept {
   if (o.key.size() > s.max_key) {
     throw limit_error("keyschema::lmdb_backend::write: a key of " + std::to_string(o.key.size()) +
                       " bytes exceeds LMDB's maximum key size of " + std::to_string(s.max_key) +
-                      " bytes (mdb_env_get_maxkeysize); shorten the key. Nothing was written");
+                      " bytes (mdb_env_get_maxkeysize); shorten the key, or store it in a keyspace with "
+                      "long keys (keyschema::long_keys). Nothing was written");
   }
   throw limit_error("keyschema::lmdb_backend::write: a value of " + std::to_string(o.value.size()) +
                     " bytes exceeds LMDB's maximum value size of " + std::to_string(max_value_size) +
                     " bytes. Nothing was written");
 }
 
+// Refuses (limit_error) an operation LMDB cannot store: an empty key, a key longer than max_key
+// outside the keyspaces with long keys, a value too long (with a long key: the key's rest and the
+// value together; long_keys.hpp).
 inline void check_limits(const env_state& s, const write_batch& batch) {
   std::size_t i = 0;
   for (write_batch::op o : batch) {
     if (o.key.empty() || o.key.size() > s.max_key ||
-        (o.kind == write_batch::op_kind::put && o.value.size() > max_value_size)) [[unlikely]]
+        (o.kind == write_batch::op_kind::put && o.value.size() > max_value_size - long_len - s.max_key)) [[unlikely]]
       refuse_op(s, i, o);
     ++i;
   }

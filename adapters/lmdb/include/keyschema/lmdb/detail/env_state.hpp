@@ -112,6 +112,15 @@ struct env_state {
   std::vector<char> present{1};
   // The common fast case: no placement exists or is routed to.
   bool single() const noexcept { return dbis.size() == 1; }
+  // The keyspaces with long keys (keyschema::long_keys), by key prefix: a key of one longer than
+  // long_head bytes is stored in the long form (long_keys.hpp). Set by lmdb_backend::long_keys()
+  // before the backend is shared; read-only afterwards.
+  struct long_route {
+    std::string prefix;
+    bool encode = true;     // puts store the long form (false: plainly; ks::migrate taking the marker off)
+    bool plain_too = false;  // keys may also be stored plainly (ks::migrate): read and erased in both forms
+  };
+  std::vector<long_route> long_routes;
   bool read_only = false;
   std::size_t max_key = 0;
   std::size_t page = default_page;

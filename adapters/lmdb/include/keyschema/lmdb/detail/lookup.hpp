@@ -14,6 +14,7 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/lmdb/detail/env_state.hpp>
+#include <keyschema/lmdb/detail/long_keys.hpp>
 #include <keyschema/lmdb/detail/status.hpp>
 #include <keyschema/write_batch.hpp>
 
@@ -43,7 +44,11 @@ inline bool lookup_in(const env_state& s, MDB_txn* txn, MDB_dbi dbi, std::string
 
 // Reads key in the named database of its placement (and of the placement it is moving from,
 // during ks::migrate), or in the main database when nothing is placed.
+// A long key of a keyspace with long keys is searched in its group (long_keys.hpp).
 inline bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::string& value) {
+  if (may_be_long(s, key.size())) [[unlikely]] {
+    if (const env_state::long_route* r = long_route_of(s, key)) return lookup_long(s, txn, key, *r, value);
+  }
   if (key.empty() || key.size() > s.max_key) return false;
   if (s.single()) [[likely]] return lookup_in(s, txn, s.dbi, key, value);
   const detail::placement_router::target t = s.router.route(key);
