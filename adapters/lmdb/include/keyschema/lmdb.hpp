@@ -278,17 +278,7 @@ class lmdb_backend {
   // (MDB_DBS_FULL); nothing was created. Remedy: raise max_placements. backend_error
   // "mdb_txn_begin"/"mdb_dbi_open"/"mdb_txn_commit" - LMDB failed; nothing was created.
   void place(std::span<const placement_route> routes) {
-    std::vector<std::string> missing;
-    const auto need = [&](std::string_view name) {
-      if (name.empty() || s_->router.find(name) != detail::placement_router::none) return;
-      for (const std::string& m : missing)
-        if (m == name) return;
-      missing.emplace_back(name);
-    };
-    for (const placement_route& r : routes) {
-      need(r.placement);
-      if (r.previous) need(*r.previous);
-    }
+    const std::vector<std::string> missing = detail::missing_placements(s_->router, routes);
     std::vector<MDB_dbi> opened;
     if (!missing.empty() && !s_->read_only) {
       std::lock_guard wl(s_->write_mu);

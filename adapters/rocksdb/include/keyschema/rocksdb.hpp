@@ -384,13 +384,7 @@ class rocksdb_backend {
                           s_->path + "'");
       }
     }
-    std::vector<std::string> missing;
-    for (const placement_route& r : own) {
-      for (const std::string_view name : {r.placement, r.previous.value_or(std::string_view())}) {
-        if (name.empty() || s_->router.find(name) != detail::placement_router::none) continue;
-        if (std::find(missing.begin(), missing.end(), name) == missing.end()) missing.emplace_back(name);
-      }
-    }
+    const std::vector<std::string> missing = detail::missing_placements(s_->router, own);
     std::vector<::rocksdb::ColumnFamilyHandle*> created;
     for (const std::string& name : missing) {
       ::rocksdb::ColumnFamilyHandle* h = nullptr;

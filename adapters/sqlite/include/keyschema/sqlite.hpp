@@ -374,20 +374,12 @@ class sqlite_backend {
   //     what() names the placement and its table.
   //   std::bad_alloc.
   void place(std::span<const placement_route> routes) {
-    std::vector<std::string> missing;
-    const auto need = [&](std::string_view name) {
-      if (name.empty() || s_->router.find(name) != detail::placement_router::none) return;
+    const std::vector<std::string> missing = detail::missing_placements(s_->router, routes);
+    for (const std::string& name : missing) {
       if (!sqlite_detail::valid_placement_name(name)) {
-        throw usage_error("keyschema::sqlite_backend::place: '" + std::string(name) + "' is no placement name (1 to 64 " +
+        throw usage_error("keyschema::sqlite_backend::place: '" + name + "' is no placement name (1 to 64 " +
                           "characters of [a-z0-9_-]); nothing was created in " + s_->path);
       }
-      for (const std::string& m : missing)
-        if (m == name) return;
-      missing.emplace_back(name);
-    };
-    for (const placement_route& r : routes) {
-      need(r.placement);
-      if (r.previous) need(*r.previous);
     }
     if (!missing.empty()) {
       s_->tables.reserve(s_->tables.size() + missing.size());  // nothing below throws after the commit

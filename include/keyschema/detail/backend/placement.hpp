@@ -125,6 +125,23 @@ class placement_router {
   bool placed_ = false;
 };
 
+// The placements `routes` name (each route's placement and previous one) that `router` does not
+// know yet, each once, in the order first named; the default placement ("") is never missing.
+// What backend_with_placements::place() creates.
+inline std::vector<std::string> missing_placements(const placement_router& router,
+                                                   std::span<const placement_route> routes) {
+  std::vector<std::string> missing;
+  for (const placement_route& r : routes) {
+    for (const std::optional<std::string_view> name : {std::optional(r.placement), r.previous}) {
+      if (!name || name->empty() || router.find(*name) != placement_router::none) continue;
+      bool seen = false;
+      for (const std::string& m : missing) seen = seen || m == *name;
+      if (!seen) missing.emplace_back(*name);
+    }
+  }
+  return missing;
+}
+
 // A cursor over several placements' cursors (each over the same range and direction, all on one
 // consistent state), merged in key order. A key lives in one placement, so no key repeats. Keys
 // of the first cursor starting with `hidden` (the engine's own records of its placements, such
