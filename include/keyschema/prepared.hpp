@@ -99,6 +99,7 @@ KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace detail {
 
+template <class = void>
 [[noreturn]] inline void throw_prepared_limit(std::string_view xid, const std::string& what, std::size_t size,
                                               const char* limit_name, std::size_t limit) {
   throw limit_error("keyschema::prepare: xid " + show_xid(xid) + ": " + what + " is " + std::to_string(size) +

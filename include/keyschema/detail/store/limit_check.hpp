@@ -23,6 +23,7 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
 
+template <class = void>
 [[noreturn]] inline void throw_entry_limit(std::string_view keyspace, const char* what, std::size_t size,
                                            const char* limit_name, std::size_t limit) {
   throw limit_error("keyschema: keyspace '" + std::string(keyspace) + "': encoded " + what + " is " +

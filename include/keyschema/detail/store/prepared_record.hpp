@@ -151,6 +151,7 @@ inline std::uint64_t xxh64(std::string_view s, std::uint64_t seed = 0) noexcept 
 struct prepared_digest {
   std::uint64_t entries = 0;
   std::uint64_t hash = 0;
+  template <class = void>
   void add(std::string_view key, std::string_view value) noexcept {
     ++entries;
     hash = xxh64(value, xxh64(key, hash));
