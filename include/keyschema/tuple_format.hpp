@@ -15,9 +15,9 @@
 #include <keyschema/detail/codec/utf8.hpp>
 #include <keyschema/tuple.hpp>
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,7 +93,10 @@ inline void append_json(std::string& out, const tuple::element& e) {
     case kind::float32:
     case kind::float64: {
       const bool single = e.type == kind::float32;
-      if (std::isfinite(e.number)) {
+      // Finite: neither NaN nor an infinity (<cmath>'s isfinite, without <cmath>: see
+      // format_number in detail/codec/tuple_text.hpp).
+      if (e.number == e.number && e.number != std::numeric_limits<double>::infinity() &&
+          e.number != -std::numeric_limits<double>::infinity()) {
         out += format_number(e.number, single);
       } else {
         out += single ? "{\"float\":\"" : "{\"double\":\"";
