@@ -88,15 +88,18 @@ struct chunk_header {
   std::uint32_t chunk_size = 0;
 };
 
+template <class = void>
 inline void chunk_put_le(std::string& out, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
+template <class = void>
 inline std::uint64_t chunk_get_le(std::string_view s, std::size_t pos, int n) noexcept {
   std::uint64_t v = 0;
   for (int i = 0; i < n; ++i) v |= std::uint64_t{static_cast<unsigned char>(s[pos + static_cast<std::size_t>(i)])} << (8 * i);
   return v;
 }
 
+template <class = void>
 inline std::string encode_chunk_header(const chunk_header& h) {
   std::string out(chunk_magic);
   chunk_put_le(out, h.total, 8);
@@ -106,6 +109,7 @@ inline std::string encode_chunk_header(const chunk_header& h) {
 }
 
 // The header, or nullopt when v is not a consistent one.
+template <class = void>
 inline std::optional<chunk_header> decode_chunk_header(std::string_view v) noexcept {
   if (v.size() != chunk_header_bytes || v.substr(0, 4) != chunk_magic) return std::nullopt;
   chunk_header h;

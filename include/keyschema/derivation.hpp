@@ -92,15 +92,18 @@ namespace detail {
 // pending writes, or a batch's resolution); the base is read through read(ctx, key, out) and
 // scanned through scan(ctx, range, keys) (the keys in [range.lower, range.upper), ascending).
 // With a journal, every change is recorded so that undo() can restore the map (a transaction
-// drops a write that failed half-way).
-class write_overlay {
+// drops a write that failed half-way). A template (write_overlay below is its one specialization)
+// only so that a translation unit that never resolves a write does not instantiate its std::map
+// and std::vector code.
+template <class = void>
+class basic_write_overlay {
  public:
   using base_reader = bool (*)(const void* ctx, std::string_view key, std::string& out);
   using base_scanner = void (*)(const void* ctx, const key_range& r, std::vector<std::string>& keys);
   // What the map held for a key before a change: nothing (outer nullopt), or its entry.
   using journal = std::vector<std::pair<std::string, std::optional<std::optional<std::string>>>>;
 
-  write_overlay(pending_map& writes, base_reader read, const void* ctx, base_scanner scan = nullptr,
+  basic_write_overlay(pending_map& writes, base_reader read, const void* ctx, base_scanner scan = nullptr,
                 journal* j = nullptr) noexcept
       : writes_(&writes), read_(read), scan_(scan), ctx_(ctx), journal_(j) {}
 
@@ -176,17 +179,17 @@ class write_overlay {
   const void* ctx_;
   journal* journal_;
 };
+using write_overlay = basic_write_overlay<>;
 
-}  // namespace detail
-
-// What a derivation's hooks write through: the state of the write being resolved (the base
-// state with the writes decided so far laid over it). Reads see those writes.
-class derivation_context {
+// derivation_context's members (see derivation_context below), in a template for the same
+// reason as basic_write_overlay.
+template <class = void>
+class basic_derivation_context {
  public:
   // Writes a record of the schema (nullptr: erases it), with everything derived from it.
   using record_writer = void (*)(detail::write_overlay& st, std::string_view key, const std::string_view* value);
 
-  derivation_context(detail::write_overlay& st, record_writer write_record) noexcept
+  basic_derivation_context(detail::write_overlay& st, record_writer write_record) noexcept
       : st_(&st), write_record_(write_record) {}
 
   // The value of key in this state; false when it does not exist.
@@ -203,6 +206,24 @@ class derivation_context {
  private:
   detail::write_overlay* st_;
   record_writer write_record_;
+};
+
+}  // namespace detail
+
+// What a derivation's hooks write through: the state of the write being resolved (the base
+// state with the writes decided so far laid over it). Reads see those writes. Its members are
+// detail::basic_derivation_context's:
+//   bool get(std::string_view key, std::string& value) const: the value of key in this state;
+//     false when it does not exist;
+//   void keys_in(const key_range& r, std::vector<std::string>& keys) const: the keys of this
+//     state in r (r.reverse ignored), ascending;
+//   void put(key, value), void erase(key): puts or erases a key of the derived keyspace, as is
+//     (nothing is derived from it);
+//   void erase_record(key): erases a record of any keyspace of the schema with what derives from
+//     it (its counts, index entries, owned entries): a cascade.
+class derivation_context : public detail::basic_derivation_context<> {
+ public:
+  using detail::basic_derivation_context<>::basic_derivation_context;
 };
 
 // One write of a record of R, as a derivation sees it.

@@ -81,6 +81,7 @@ namespace detail {
 
 // Whether the file `name` (relative to the directory `dir_fd`, or a path when dir_fd is AT_FDCWD)
 // starts with the 16 bytes of SQLite's header. A file that cannot be opened or read is not one.
+template <class = void>
 inline bool starts_with_sqlite_header(int dir_fd, const char* name) {
   static constexpr char header[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
   int fd;
@@ -100,6 +101,7 @@ inline bool starts_with_sqlite_header(int dir_fd, const char* name) {
 }
 
 // Names no engine's header check needs to read: the engines' own files.
+template <class = void>
 inline bool engine_file_name(std::string_view n) noexcept {
   auto ends = [&](std::string_view s) { return n.size() >= s.size() && n.substr(n.size() - s.size()) == s; };
   auto starts = [&](std::string_view s) { return n.substr(0, s.size()) == s; };
@@ -118,6 +120,7 @@ inline bool engine_file_name(std::string_view n) noexcept {
 // however many there are: an SQLite database among thousands of other files is still found.
 // Errors: none thrown; unreadable entries are skipped (the engine's own open reports them).
 // Lifetime: the result owns its strings.
+template <class = void>
 inline std::vector<engine_evidence> probe_engines(const std::string& path) {
   std::vector<engine_evidence> found;
   struct ::stat st {};
@@ -172,6 +175,7 @@ inline std::vector<engine_evidence> probe_engines(const std::string& path) {
 // the file that shows it and the path, e.g. "keyschema::lmdb_backend: /srv/db holds a LevelDB
 // database (CURRENT), not an LMDB one; open it with keyschema::leveldb_backend". Nothing was
 // created or modified. Remedy: open it with the matching adapter, or choose another path.
+template <class = void>
 inline void require_engine(const std::string& path, storage_engine own, std::string_view who) {
   for (const engine_evidence& e : probe_engines(path)) {
     if (e.engine == own) continue;

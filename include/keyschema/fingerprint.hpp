@@ -127,6 +127,7 @@ struct schema_record {
 };
 
 // The 16 lowercase hex digits of a fingerprint, as stored. Errors: std::bad_alloc only.
+template <class = void>
 inline std::string fingerprint_text(std::uint64_t fingerprint) {
   static constexpr char hex[] = "0123456789abcdef";
   std::string out(detail::fingerprint_digits, '0');
@@ -137,6 +138,7 @@ inline std::string fingerprint_text(std::uint64_t fingerprint) {
 
 // The record "<16 hex digits of fingerprint>\n<layout>" stored under schema_key.
 // Errors: std::bad_alloc only.
+template <class = void>
 inline std::string format_schema_record(std::uint64_t fingerprint, std::string_view layout) {
   std::string out = fingerprint_text(fingerprint);
   out.push_back('\n');
@@ -147,6 +149,7 @@ inline std::string format_schema_record(std::uint64_t fingerprint, std::string_v
 // Reads a stored schema record. Returns nullopt when `record` is not exactly 16 lowercase hex
 // digits, a newline and a valid UTF-8 layout text (a damaged or foreign record). The result's
 // views point into `record`. Never reads outside `record`; never throws.
+template <class = void>
 inline std::optional<schema_record> parse_schema_record(std::string_view record) noexcept {
   constexpr std::size_t n = detail::fingerprint_digits;
   if (record.size() < n + 1 || record[n] != '\n') return std::nullopt;

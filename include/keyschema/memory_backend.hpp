@@ -34,7 +34,13 @@
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
-class memory_backend {
+namespace detail {
+
+// memory_backend's implementation (see memory_backend below). A template only so that a
+// translation unit that includes this header and never uses the backend does not instantiate the
+// std::map, std::set and std::shared_ptr code of its members.
+template <class = void>
+class basic_memory_backend {
   struct version_rec {
     std::uint64_t seq;
     std::optional<std::string> value;  // nullopt: erased at seq
@@ -80,7 +86,7 @@ class memory_backend {
     std::uint64_t sequence() const noexcept { return h_->seq; }
 
    private:
-    friend class memory_backend;
+    friend class basic_memory_backend;
     struct handle {
       state* owner;
       std::uint64_t seq;
@@ -116,7 +122,7 @@ class memory_backend {
     }
 
    private:
-    friend class memory_backend;
+    friend class basic_memory_backend;
     cursor_type(state* s, snapshot_type snap, const key_range& r)
         : s_(s), snap_(std::move(snap)), lower_(r.lower), upper_(r.upper), reverse_(r.reverse) {
       std::shared_lock lk(s_->mu);
@@ -198,13 +204,13 @@ class memory_backend {
     bool valid_ = false;
     bool at_start_ = false;
     std::uint64_t epoch_ = 0;
-    map_t::iterator it_{};
+    typename map_t::iterator it_{};
     std::string key_, value_;
   };
 
-  memory_backend() : s_(std::make_unique<state>()) {}
-  memory_backend(memory_backend&&) noexcept = default;
-  memory_backend& operator=(memory_backend&&) noexcept = default;
+  basic_memory_backend() : s_(std::make_unique<state>()) {}
+  basic_memory_backend(basic_memory_backend&&) noexcept = default;
+  basic_memory_backend& operator=(basic_memory_backend&&) noexcept = default;
 
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
     std::shared_lock lk(s_->mu);
@@ -281,7 +287,7 @@ class memory_backend {
 
   // Drops versions no reader can see any more; erases the node when only a tombstone is left.
   // Caller holds the unique lock.
-  void prune(map_t::iterator it, std::uint64_t horizon) {
+  void prune(typename map_t::iterator it, std::uint64_t horizon) {
     auto& v = it->second;
     // Index of the newest version with seq <= horizon: everything before it is invisible.
     std::size_t keep = 0;
@@ -301,7 +307,7 @@ class memory_backend {
     // Built in place: the handle unregisters itself (taking snap_mu) when destroyed. If the
     // allocation fails no handle exists, so unregister here.
     try {
-      return snapshot_type(std::make_shared<snapshot_type::handle>(s_.get(), seq, reg));
+      return snapshot_type(std::make_shared<typename snapshot_type::handle>(s_.get(), seq, reg));
     } catch (...) {
       s_->live.erase(reg);
       throw;
@@ -309,6 +315,14 @@ class memory_backend {
   }
 
   std::unique_ptr<state> s_;
+};
+
+}  // namespace detail
+
+// The in-memory backend (see the top of this file). Its members are detail::basic_memory_backend's.
+class memory_backend : public detail::basic_memory_backend<> {
+ public:
+  memory_backend() = default;
 };
 
 KEYSCHEMA_END_NAMESPACE

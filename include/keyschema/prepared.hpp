@@ -99,6 +99,7 @@ KEYSCHEMA_BEGIN_NAMESPACE
 
 namespace detail {
 
+template <class = void>
 [[noreturn]] inline void throw_prepared_limit(std::string_view xid, const std::string& what, std::size_t size,
                                               const char* limit_name, std::size_t limit) {
   throw limit_error("keyschema::prepare: xid " + show_xid(xid) + ": " + what + " is " + std::to_string(size) +
@@ -108,6 +109,7 @@ namespace detail {
 
 // Checks that the record of ops under key, and the commit of ops plus the record's erase, fit l.
 // adds, add_bytes: the number of the record's adds, and their keys' and values' bytes at commit.
+template <class = void>
 inline void check_prepared_limits(std::string_view xid, const backend_limits& l, const write_batch& ops,
                                   std::string_view key, std::size_t record_bytes, std::size_t adds = 0,
                                   std::size_t add_bytes = 0) {
@@ -156,6 +158,7 @@ std::string describe_prepared_key(std::string_view key) {
 }
 
 // The range [lower, upper) for messages: "[(...), (...))", "[(...), end)".
+template <class = void>
 inline std::string describe_prepared_range(std::string_view lower, std::string_view upper) {
   return "[" + describe_key(lower) + ", " + (upper.empty() ? std::string("end") : describe_key(upper)) + ")";
 }

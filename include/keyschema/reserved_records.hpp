@@ -46,6 +46,7 @@ struct prepared_record_info {
 // The xid of a prepared-transaction record's key, or nullopt when key is not one (another key,
 // or a key that starts with prepared_key_prefix but does not decode: a damaged key). Never
 // throws (std::bad_alloc aside).
+template <class = void>
 inline std::optional<std::string> prepared_record_xid(std::string_view key) noexcept {
   return detail::prepared_xid(key);
 }
@@ -55,6 +56,7 @@ inline std::optional<std::string> prepared_record_xid(std::string_view key) noex
 // unknown operation kind, a key starting with 0xFF, trailing bytes, a checksum mismatch): what()
 // names the xid and the byte offset. Never reads outside `value`. Remedy: the record cannot be
 // committed; keyschema::rollback_prepared (prepared.hpp) removes it.
+template <class = void>
 inline prepared_record_info read_prepared_record(std::string_view xid, std::string_view value) {
   const detail::prepared_record r = detail::decode_prepared(xid, value);
   return prepared_record_info{r.version, r.writes(), r.checks.size(), r.validated()};
@@ -62,10 +64,12 @@ inline prepared_record_info read_prepared_record(std::string_view xid, std::stri
 
 // xid for messages and listings: b"..." with control and non-ASCII bytes as \xNN, cut after 64
 // bytes ("... (N bytes)"). Errors: std::bad_alloc only.
+template <class = void>
 inline std::string printable_xid(std::string_view xid) { return detail::show_xid(xid); }
 
 // The text of a migration progress record, or nullopt when `value` is not valid UTF-8 (a damaged
 // record: the format is text). The view points into `value`. Never throws.
+template <class = void>
 inline std::optional<std::string_view> migration_record_text(std::string_view value) noexcept {
   if (!detail::utf8_valid(value)) return std::nullopt;
   return value;

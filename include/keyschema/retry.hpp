@@ -48,6 +48,7 @@ struct retry_options {
 
 namespace detail {
 // A random wait up to min(max, first * 2^attempt) (xorshift, seeded per thread).
+template <class = void>
 inline void retry_backoff(const retry_options& o, unsigned attempt) {
   thread_local std::uint64_t state =
       0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(this_thread_tag())) ^

@@ -81,9 +81,11 @@ struct element {
 
 namespace detail {
 
+template <class = void>
 inline void read_dynamic(std::string_view data, std::size_t& pos, bool nested, std::size_t base, unsigned depth,
                          tuple::element& e);
 
+template <class = void>
 inline void read_dynamic_big_integer(std::string_view data, std::size_t& pos, std::size_t base, tuple::element& e) {
   const std::size_t end = element_end(data, pos, 0x00, false, base);  // checks the length
   const bool negative = static_cast<std::uint8_t>(data[pos]) == code::neg_big_int;
@@ -105,6 +107,7 @@ inline void read_dynamic_big_integer(std::string_view data, std::size_t& pos, st
   pos = end;
 }
 
+template <class>
 inline void read_dynamic(std::string_view data, std::size_t& pos, bool nested, std::size_t base, unsigned depth,
                          tuple::element& e) {
   using kind = tuple::element::kind;
@@ -210,6 +213,7 @@ namespace tuple {
 // Decodes every element of `in` without a schema.
 // Throws decode_error: malformed bytes (truncated, unterminated, unknown type code, invalid
 // UTF-8, nesting deeper than 100). An empty input is the empty tuple.
+template <class = void>
 inline std::vector<element> unpack_dynamic(std::string_view in) {
   std::vector<element> out;
   std::size_t pos = 0;

@@ -15,9 +15,9 @@
 #include <keyschema/detail/codec/utf8.hpp>
 #include <keyschema/tuple.hpp>
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +27,7 @@ namespace detail {
 
 // A JSON string literal of s. Control characters are escaped; bytes that are not valid UTF-8
 // become U+FFFD, so the output is always valid JSON.
+template <class = void>
 inline void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   std::size_t i = 0;
@@ -52,8 +53,10 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out += '"';
 }
 
+template <class = void>
 inline void append_json(std::string& out, const tuple::element& e);
 
+template <class = void>
 inline void append_json_list(std::string& out, const std::vector<tuple::element>& items) {
   out += '[';
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -63,6 +66,7 @@ inline void append_json_list(std::string& out, const std::vector<tuple::element>
   out += ']';
 }
 
+template <class>
 inline void append_json(std::string& out, const tuple::element& e) {
   using kind = tuple::element::kind;
   auto tagged_hex = [&](const char* tag, std::string_view raw) {
@@ -89,7 +93,10 @@ inline void append_json(std::string& out, const tuple::element& e) {
     case kind::float32:
     case kind::float64: {
       const bool single = e.type == kind::float32;
-      if (std::isfinite(e.number)) {
+      // Finite: neither NaN nor an infinity (<cmath>'s isfinite, without <cmath>: see
+      // format_number in detail/codec/tuple_text.hpp).
+      if (e.number == e.number && e.number != std::numeric_limits<double>::infinity() &&
+          e.number != -std::numeric_limits<double>::infinity()) {
         out += format_number(e.number, single);
       } else {
         out += single ? "{\"float\":\"" : "{\"double\":\"";
@@ -130,6 +137,7 @@ namespace tuple {
 // nested tuples as arrays, desc as {"desc":<element>}, versionstamps as
 // {"versionstamp":"<hex>"}, id64 as {"id64":"<hex>"}, other user types as
 // {"user_type":<code>,"bytes":"<hex>"}.
+template <class = void>
 inline std::string to_json(const std::vector<element>& items) {
   std::string out;
   detail::append_json_list(out, items);
@@ -142,17 +150,21 @@ namespace format {
 
 // Appends the lowercase hex digits of every byte of `raw` to `out` (two per byte).
 // Errors: std::bad_alloc only.
+template <class = void>
 inline void append_hex(std::string& out, std::string_view raw) { detail::append_hex(out, raw); }
 
 // "0x" and the two lowercase hex digits of `b`, e.g. "0x4f". Errors: std::bad_alloc only.
+template <class = void>
 inline std::string hex_byte(std::uint8_t b) { return detail::hex_byte(b); }
 
 // Appends `s` as a JSON string literal: control characters escaped, bytes that are not valid
 // UTF-8 replaced by U+FFFD, so the output is always valid JSON. Errors: std::bad_alloc only.
+template <class = void>
 inline void append_json_string(std::string& out, std::string_view s) { detail::append_json_string(out, s); }
 
 // Offset of the first byte of `s` that is not part of valid UTF-8 (RFC 3629: no overlong forms,
 // no surrogates, nothing above U+10FFFF), or std::string_view::npos when all of `s` is valid.
+template <class = void>
 inline std::size_t utf8_invalid_at(std::string_view s) noexcept { return detail::utf8_invalid_at(s); }
 
 }  // namespace format

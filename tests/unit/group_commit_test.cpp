@@ -45,16 +45,19 @@ class gated_backend : public ks::memory_backend {
     ++writes_;
     ops_ += b.size();
   }
+  // Closes the gate; wait_entered counts the writes that enter write() from now on (the store's
+  // own writes before, its schema record, would otherwise count as the blocker's).
   void close_gate() {
     std::lock_guard lk(mu_);
     open_ = false;
+    entered_ = 0;
   }
   void open_gate() {
     std::lock_guard lk(mu_);
     open_ = true;
     cv_.notify_all();
   }
-  // Waits until n writes have entered write() in all.
+  // Waits until n writes have entered write() since the gate was closed.
   void wait_entered(int n) {
     std::unique_lock lk(mu_);
     cv_.wait(lk, [&] { return entered_ >= n; });

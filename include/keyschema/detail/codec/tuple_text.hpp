@@ -22,6 +22,7 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
 
+template <class = void>
 inline void append_hex(std::string& out, std::string_view raw) {
   constexpr char digits[] = "0123456789abcdef";
   for (char ch : raw) {
@@ -32,6 +33,7 @@ inline void append_hex(std::string& out, std::string_view raw) {
 }
 
 // Decimal digits of a big-endian unsigned magnitude of any length.
+template <class = void>
 inline std::string big_decimal(std::string_view magnitude) {
   std::vector<std::uint8_t> n(magnitude.begin(), magnitude.end());
   std::string digits;
@@ -51,6 +53,7 @@ inline std::string big_decimal(std::string_view magnitude) {
   return std::string(digits.rbegin(), digits.rend());
 }
 
+template <class = void>
 inline std::string format_uuid(std::string_view raw) {
   std::string s;
   for (std::size_t i = 0; i < raw.size(); ++i) {
@@ -64,6 +67,7 @@ inline std::string format_uuid(std::string_view raw) {
 // as float.
 // (The tests below are <cmath>'s isnan, signbit and isinf: the key codec includes this header,
 // and <cmath> with its special functions would be parsed by every user of the store for them.)
+template <class = void>
 inline std::string format_number(double v, bool single) {
   if (v != v) return (std::bit_cast<std::uint64_t>(v) >> 63) != 0 ? "-nan" : "nan";
   if (v == std::numeric_limits<double>::infinity()) return "inf";
@@ -77,6 +81,7 @@ inline std::string format_number(double v, bool single) {
 
 // Appends the two-character escape of '"', '\\', '\n', '\r' or '\t' (the escapes of the tuple
 // text and of JSON alike); false, appending nothing, for any other byte.
+template <class = void>
 inline bool append_short_escape(std::string& out, std::uint8_t b) {
   switch (b) {
     case '"': out += "\\\""; return true;
@@ -89,6 +94,7 @@ inline bool append_short_escape(std::string& out, std::uint8_t b) {
 }
 
 // Appends prefix ("\\x", "\\u00") and b as two lowercase hex digits.
+template <class = void>
 inline void append_hex_escape(std::string& out, const char* prefix, std::uint8_t b) {
   constexpr char digits[] = "0123456789abcdef";
   out += prefix;
@@ -96,6 +102,7 @@ inline void append_hex_escape(std::string& out, const char* prefix, std::uint8_t
   out += digits[b & 0xf];
 }
 
+template <class = void>
 inline void append_quoted(std::string& out, std::string_view s, bool as_bytes) {
   if (as_bytes) out += 'b';
   out += '"';
@@ -108,8 +115,10 @@ inline void append_quoted(std::string& out, std::string_view s, bool as_bytes) {
   out += '"';
 }
 
+template <class = void>
 inline void append_text(std::string& out, const tuple::element& e);
 
+template <class = void>
 inline void append_text_list(std::string& out, const std::vector<tuple::element>& items) {
   out += '(';
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -120,6 +129,7 @@ inline void append_text_list(std::string& out, const std::vector<tuple::element>
   out += ')';
 }
 
+template <class>
 inline void append_text(std::string& out, const tuple::element& e) {
   using kind = tuple::element::kind;
   switch (e.type) {
@@ -171,6 +181,7 @@ namespace tuple {
 // round-trip text with an f suffix for float32 (nan, inf, -inf), true/false, null, UUIDs as
 // 8-4-4-4-12 lowercase hex, nested tuples as (a, b) and (a,), desc(x), versionstamp(hex),
 // id64(hex), user_type(0x41, b"...").
+template <class = void>
 inline std::string to_string(const element& e) {
   std::string out;
   detail::append_text(out, e);
@@ -179,6 +190,7 @@ inline std::string to_string(const element& e) {
 
 // The whole tuple as "(a, b, ...)" ("(a,)" for one element, "()" for none), e.g.
 // ("DESTINATION", "queue-1", "MESSAGE_METADATA", 42).
+template <class = void>
 inline std::string to_string(const std::vector<element>& items) {
   std::string out;
   detail::append_text_list(out, items);

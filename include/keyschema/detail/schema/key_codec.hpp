@@ -32,6 +32,7 @@ KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
 
 // A printable form of a key for error messages: the decoded tuple, or escaped bytes.
+template <class = void>
 inline std::string describe_key(std::string_view key) {
   try {
     return tuple::to_string(tuple::unpack_dynamic(key));
@@ -42,6 +43,7 @@ inline std::string describe_key(std::string_view key) {
   }
 }
 
+template <class = void>
 [[noreturn]] inline void rethrow_in_keyspace(std::string_view keyspace, std::string_view key, const char* part,
                                              const decode_error& e) {
   throw decode_error("keyschema: keyspace '" + std::string(keyspace) + "', key " + describe_key(key) + ": the " +

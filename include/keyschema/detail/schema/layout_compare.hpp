@@ -32,10 +32,12 @@ struct layout_part {
   std::string_view name;  // up to the first '='
 };
 
+template <class = void>
 inline std::string_view layout_part_name(std::string_view part) { return part.substr(0, part.find('=')); }
 
 // The parts of `layout`, or nullopt when it does not start with layout_header or a part does not
 // end with "};". `known`: the program's parts, tried first at each position. Views into layout.
+template <class = void>
 inline std::optional<std::vector<layout_part>> split_layout(std::string_view layout,
                                                             const std::vector<std::string>& known) {
   if (!layout.starts_with(layout_header)) return std::nullopt;
@@ -67,6 +69,7 @@ struct part_fields {
   std::vector<std::string_view> segments;
 };
 
+template <class = void>
 inline part_fields read_part(std::string_view part) {
   part_fields f;
   const std::size_t eq = part.find('=');
@@ -95,6 +98,7 @@ inline part_fields read_part(std::string_view part) {
 }
 
 // "literal \"TEXT\"" or "field NAME:CODEC" for a segment's layout text.
+template <class = void>
 inline std::string describe_segment(std::string_view seg) {
   if (seg.starts_with("lit:")) return "literal \"" + std::string(seg.substr(4)) + "\"";
   if (seg.starts_with("field:")) return "field " + std::string(seg.substr(6));
@@ -104,6 +108,7 @@ inline std::string describe_segment(std::string_view seg) {
 // What differs between two parts of one keyspace, e.g. "value codec packed<i64> stored,
 // packed<u64> in this program" or "segment 4: field message_id:string stored, field
 // message_id:u64 in this program".
+template <class = void>
 inline std::string describe_part_difference(std::string_view stored, std::string_view program) {
   const part_fields s = read_part(stored);
   const part_fields p = read_part(program);
@@ -153,6 +158,7 @@ inline std::string describe_part_difference(std::string_view stored, std::string
 }
 
 // Text read from a stored record, for a one-line message: control bytes as \xNN.
+template <class = void>
 inline std::string escape_control(std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
@@ -179,6 +185,7 @@ struct layout_comparison {
   std::vector<std::string> extra_parts;   // their parts, parallel to extra
 };
 
+template <class = void>
 inline layout_comparison compare_layout(std::string_view stored_layout, const std::vector<std::string>& program) {
   layout_comparison c;
   const std::optional<std::vector<layout_part>> stored = split_layout(stored_layout, program);
@@ -211,6 +218,7 @@ inline layout_comparison compare_layout(std::string_view stored_layout, const st
 }
 
 // "'a', 'b'".
+template <class = void>
 inline std::string quoted_names(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
@@ -218,6 +226,7 @@ inline std::string quoted_names(const std::vector<std::string>& names) {
 }
 
 // The part of a keyspace after its name ("=codec{segments};"): equal for a renamed keyspace.
+template <class = void>
 inline std::string_view part_body(std::string_view part) {
   const std::size_t eq = part.find('=');
   return eq == std::string_view::npos ? part : part.substr(eq);

@@ -39,6 +39,7 @@ struct migration_progress {
 
 inline constexpr std::string_view migration_header = "keyschema-migration/1";
 
+template <class = void>
 inline std::string format_migration_progress(const migration_progress& m) {
   static constexpr char hex[] = "0123456789abcdef";
   std::string out(migration_header);
@@ -58,6 +59,7 @@ inline std::string format_migration_progress(const migration_progress& m) {
 }
 
 // nullopt when `text` is not a progress record of the format above. Never throws but bad_alloc.
+template <class = void>
 inline std::optional<migration_progress> parse_migration_progress(std::string_view text) {
   std::string_view lines[7];
   for (std::size_t i = 0; i < 7; ++i) {
@@ -95,6 +97,7 @@ inline std::optional<migration_progress> parse_migration_progress(std::string_vi
 }
 
 // "from layout <fp> to <fp>, at keyspace 'x' (N entries rewritten)", for messages.
+template <class = void>
 inline std::string describe_migration(std::string_view record) {
   const std::optional<migration_progress> m = parse_migration_progress(record);
   if (!m) return "(unreadable progress record)";

@@ -36,9 +36,9 @@
 
 #include <keyschema/detail/config.hpp>
 #include <keyschema/detail/store/derived_writes.hpp>
+#include <keyschema/detail/store/wake_signal.hpp>
 #include <keyschema/write_batch.hpp>
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <exception>
@@ -58,7 +58,7 @@ struct queued_write {
   write_options opts;
   std::exception_ptr error;  // set by commit_group: the write's own failure
   bool done = false;         // guarded by the queue's mutex
-  std::condition_variable cv;
+  wake_signal cv;            // notified with the queue's mutex held (w lives on its writer's stack)
 };
 
 // How large a group may grow. The leader's own write always joins, whatever its size.
@@ -84,7 +84,7 @@ class commit_queue {
     if (queue_.front() != &w && may_lead(limits)) queue_.front()->cv.notify_one();
     // w waits until it is done (a leader took it into a group; it is then no longer queued) or at
     // the head and allowed to lead.
-    while (!w.done && (queue_.empty() || queue_.front() != &w || !may_lead(limits))) w.cv.wait(lk);
+    w.cv.wait(lk, [&] { return w.done || (!queue_.empty() && queue_.front() == &w && may_lead(limits)); });
     if (!w.done) {
       // The leader. Its group lives in a vector of its thread's (a thread leads one group at a
       // time), so that leaders in flight at once do not share one.

@@ -109,6 +109,7 @@ inline constexpr bool addable_value = std::integral<V> && !std::same_as<V, bool>
 
 
 // A write_batch holding the overlay's writes, one per key.
+template <class = void>
 inline void overlay_to_batch(const pending_map& writes, write_batch& out) {
   // One allocation for the whole batch: growing it value by value copies what it holds at each
   // doubling, which costs more than the write itself for large values (64 KiB chunks).
@@ -126,8 +127,11 @@ inline void overlay_to_batch(const pending_map& writes, write_batch& out) {
 // --- the adds of a batch ----------------------------------------------------------------------------
 
 // The adds recorded by a store_batch: key, delta, where among the batch's operations (before the
-// operation at `position`) and how to apply it (typed by keyspace).
-class pending_adds {
+// operation at `position`) and how to apply it (typed by keyspace). A template (pending_adds below
+// is its one specialization) only so that a translation unit that never batches an add does not
+// instantiate its std::vector code.
+template <class = void>
+class basic_pending_adds {
  public:
   using apply_fn = void (*)(write_overlay&, std::string_view key, std::int64_t delta);
   struct add_op {
@@ -172,12 +176,14 @@ class pending_adds {
   std::string keys_;
   std::vector<rec> adds_;
 };
+using pending_adds = basic_pending_adds<>;
 
 // --- the schema's derived writes --------------------------------------------------------------------
 
 // Throws key_error when b puts or erases a reserved key (its first byte 0xff: the schema record,
 // a migration's progress, prepared transactions), which only the store writes: written raw, the
 // store would read back a record it did not make. Called with store::write's raw batches.
+template <class = void>
 inline void refuse_reserved(std::string_view what, const write_batch& b) {
   for (const write_batch::op o : b) {
     if (o.key.empty() || static_cast<unsigned char>(o.key.front()) != 0xff) continue;

@@ -23,6 +23,7 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace detail {
 
+template <class = void>
 [[noreturn]] inline void throw_entry_limit(std::string_view keyspace, const char* what, std::size_t size,
                                            const char* limit_name, std::size_t limit) {
   throw limit_error("keyschema: keyspace '" + std::string(keyspace) + "': encoded " + what + " is " +
@@ -38,6 +39,7 @@ namespace detail {
 // Errors: limit_error naming the keyspace, the limit, the size and the maximum; for a keyspace
 // without long keys whose key only long keys would admit, the message also names
 // keyschema::long_keys as the remedy.
+template <class = void>
 inline void check_key_limit(std::string_view keyspace, const backend_limits& l, std::size_t key_bytes,
                             bool long_keys = false) {
   if (long_keys && l.max_long_key_bytes != 0) {
@@ -61,6 +63,7 @@ inline void check_key_limit(std::string_view keyspace, const backend_limits& l, 
 
 // Checks the encoded value of one put: value_bytes against max_value_bytes, and key_bytes +
 // value_bytes against max_entry_bytes. Errors: limit_error as above.
+template <class = void>
 inline void check_value_limit(std::string_view keyspace, const backend_limits& l, std::size_t key_bytes,
                               std::size_t value_bytes) {
   if (value_bytes > l.max_value_bytes) {
@@ -110,11 +113,13 @@ void check_batch_limits(const backend_limits& l, const write_batch& b, KeyspaceN
 // erase_chunk) and max_ops_per_write / ops_per_key (each erased key may bring the updates of its
 // counts and index entries, derived_writes::ops_per_write); never less than one.
 // max_bytes_per_write is checked key by key while a chunk fills (erase_chunk_fits).
+template <class = void>
 inline std::size_t erase_chunk_ops(const backend_limits& l, std::size_t cap, std::size_t ops_per_key = 1) {
   return std::max<std::size_t>(1, std::min(cap, l.max_ops_per_write / std::max<std::size_t>(1, ops_per_key)));
 }
 // Whether a chunk of chunk_bytes key bytes may take one more key of key_bytes (the first key
 // always fits: a key longer than the limit was refused when it was written).
+template <class = void>
 inline bool erase_chunk_fits(const backend_limits& l, std::size_t chunk_bytes, std::size_t key_bytes) {
   return chunk_bytes == 0 || (key_bytes <= l.max_bytes_per_write && chunk_bytes <= l.max_bytes_per_write - key_bytes);
 }

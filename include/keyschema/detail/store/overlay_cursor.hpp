@@ -53,7 +53,10 @@ struct range_erase_read {
 };
 
 // What a transaction read and range-erased, for prepare(). Cleared when the transaction ends.
-struct read_log {
+// A template (read_log below is its one specialization) only so that a translation unit that runs
+// no transaction does not instantiate its std::vector and std::shared_ptr code.
+template <class = void>
+struct basic_read_log {
   std::string keys;  // point reads: u32 length + key bytes, each
   std::vector<std::shared_ptr<scan_read>> scans;
   std::vector<range_erase_read> range_erases;
@@ -90,6 +93,7 @@ struct read_log {
     range_erases.clear();
   }
 };
+using read_log = basic_read_log<>;
 
 template <class BaseCursor>
 class overlay_cursor {

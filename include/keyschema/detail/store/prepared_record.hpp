@@ -103,6 +103,7 @@ struct prepared_record {
 };
 
 // XXH64 (the 64-bit xxHash of xxhash.com, reference algorithm) of s with seed.
+template <class = void>
 inline std::uint64_t xxh64(std::string_view s, std::uint64_t seed = 0) noexcept {
   constexpr std::uint64_t p1 = 0x9E3779B185EBCA87ull, p2 = 0xC2B2AE3D27D4EB4Full, p3 = 0x165667B19E3779F9ull,
                           p4 = 0x85EBCA77C2B2AE63ull, p5 = 0x27D4EB2F165667C5ull;
@@ -150,6 +151,7 @@ inline std::uint64_t xxh64(std::string_view s, std::uint64_t seed = 0) noexcept 
 struct prepared_digest {
   std::uint64_t entries = 0;
   std::uint64_t hash = 0;
+  template <class = void>
   void add(std::string_view key, std::string_view value) noexcept {
     ++entries;
     hash = xxh64(value, xxh64(key, hash));
@@ -157,6 +159,7 @@ struct prepared_digest {
 };
 
 // The record key of xid.
+template <class = void>
 inline std::string prepared_key(std::string_view xid) {
   std::string k(prepared_key_prefix);
   tuple::pack_into(k, bytes(xid));
@@ -164,6 +167,7 @@ inline std::string prepared_key(std::string_view xid) {
 }
 
 // The xid of a record key, or nullopt when key is not a well-formed prepared key.
+template <class = void>
 inline std::optional<std::string> prepared_xid(std::string_view key) noexcept {
   if (key.substr(0, prepared_key_prefix.size()) != prepared_key_prefix) return std::nullopt;
   try {
@@ -175,6 +179,7 @@ inline std::optional<std::string> prepared_xid(std::string_view key) noexcept {
 
 // xid as b"..." with control and non-ASCII bytes as \xNN, for messages; a long xid is cut after
 // 64 bytes: b"..."... (N bytes).
+template <class = void>
 inline std::string show_xid(std::string_view xid) {
   constexpr std::size_t shown = 64;
   std::string out;
@@ -183,6 +188,7 @@ inline std::string show_xid(std::string_view xid) {
   return out;
 }
 
+template <class = void>
 inline std::uint64_t prepared_checksum(std::string_view s) noexcept {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (const char c : s) {
@@ -192,6 +198,7 @@ inline std::uint64_t prepared_checksum(std::string_view s) noexcept {
   return h;
 }
 
+template <class = void>
 inline void put_le(std::string& out, std::uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
@@ -200,6 +207,7 @@ inline void put_le(std::string& out, std::uint64_t v, int n) {
 // holding the operations ops and the adds, without a validation set; prepare() no longer writes
 // these (tests and tools write them, to check that they are still read).
 // REQUIRES: ops.size() + adds.size() and every key length fit in 32 bits; no key occurs twice.
+template <class = void>
 inline std::string encode_prepared(const write_batch& ops, const std::vector<prepared_add>& adds = {}) {
   std::string out(adds.empty() ? prepared_magic : prepared_magic_adds);
   // One allocation (large values would otherwise be copied at every doubling): the count, each
@@ -227,6 +235,7 @@ inline std::string encode_prepared(const write_batch& ops, const std::vector<pre
   return out;
 }
 
+template <class = void>
 inline void put_bytes(std::string& out, std::string_view b) {
   put_le(out, b.size(), 4);
   out.append(b);
@@ -235,6 +244,7 @@ inline void put_bytes(std::string& out, std::string_view b) {
 // The current record (KSP3) of r (see the top of this file). r.version is ignored.
 // REQUIRES: every count and key length fits in 32 bits (checked by the caller); no key occurs
 // twice among ops and adds.
+template <class = void>
 inline std::string encode_prepared(const prepared_record& r) {
   std::string out(prepared_magic_checked);
   std::size_t bytes = out.size() + 4 + r.ops.byte_size() + 13 * r.ops.size() + 4 + 8 * r.keyspaces.size() + 4 + 8;
@@ -282,6 +292,7 @@ inline std::string encode_prepared(const prepared_record& r) {
 // Reads a record, of any format version (see the top of this file).
 // Errors: decode_error "keyschema: the prepared record of xid b"..." is damaged: <what> at byte
 // N of M; ...". Never reads outside record.
+template <class = void>
 inline prepared_record decode_prepared(std::string_view xid, std::string_view record) {
   prepared_record out;
   std::size_t pos = 0;

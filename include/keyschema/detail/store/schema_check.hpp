@@ -101,11 +101,13 @@ derived_records counted_records_at(std::size_t index, Cursor&& cursor, std::size
   return out;
 }
 
+template <class = void>
 inline std::string count_text(std::size_t n, std::size_t cap) {
   return std::to_string(n) + (n >= cap ? "+" : "");
 }
 
 // The refusal of an unfinished migration (shared by the store and migrate).
+template <class = void>
 inline std::string unfinished_migration_message(const std::string& where, std::string_view progress) {
   return where + " has an unfinished ks::migrate (" + describe_migration(progress) +
          "); run the same ks::migrate<Old, New> again to finish it, then open it with the new schema";
@@ -116,6 +118,7 @@ inline std::string unfinished_migration_message(const std::string& where, std::s
 // the database with) and no ks::migrate is under way. A ks::migrate begins by writing its
 // progress record and ends by rewriting the schema record, so from its first write on, a store
 // opened with the old schema writes nothing more.
+template <class = void>
 inline std::array<write_guard, 2> schema_guards(std::string_view record) noexcept {
   return {write_guard{schema_key, record, true}, write_guard{migration_key, {}, false}};
 }

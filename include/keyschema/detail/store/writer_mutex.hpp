@@ -19,8 +19,8 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/config.hpp>
+#include <keyschema/detail/store/wake_signal.hpp>
 
-#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <type_traits>
@@ -66,7 +66,7 @@ class writer_mutex {
 
  private:
   std::mutex mu_;
-  std::condition_variable cv_;
+  wake_signal cv_;
   std::size_t shared_ = 0;             // shared holders
   std::size_t exclusive_waiting_ = 0;  // threads waiting in lock()
   bool exclusive_ = false;
