@@ -9,6 +9,7 @@
 #include <keyschema/keyschema.hpp>
 #include <keyschema/lmdb.hpp>
 
+#include <support/placement_crash.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -27,6 +28,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <tuple>
 #include <vector>
 
 namespace lmdb_placement_test {
@@ -170,40 +172,11 @@ TEST_CASE("lmdb: a process killed while committing batches across three placemen
           "[lmdb][placement][crash]") {
   temp_dir dir("lmdb-placement-crash");
   { store_type db(dir.path()); }
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    try {
-      store_type db(dir.path());
-      for (std::uint64_t id = 0;; ++id) {
-        auto b = db.batch();
-        b.put<meta>({id}, "m");
-        b.put<body>({id}, ks::bytes(std::string(2000, 'b')));
-        b.put<entry>({id}, "e");
-        b.commit(ks::write_options{.sync = false});
-      }
-    } catch (...) {
-    }
-    ::_exit(1);
-  }
-  ::usleep(300 * 1000);
-  ::kill(child, SIGKILL);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  CHECK(WIFSIGNALED(status));
-
-  store_type db(dir.path());
-  std::uint64_t metas = 0;
-  for (const auto& e : db.scan<meta>()) {
-    const std::uint64_t id = std::get<0>(e.key);
-    CHECK(id == metas);  // committed in id order: no gap
-    CHECK(db.get<body>({id}).has_value());
-    CHECK(db.get<entry>({id}).has_value());
-    ++metas;
-  }
-  CHECK(metas > 0);
-  CHECK(ranges::distance(db.scan<body>()) == static_cast<std::ptrdiff_t>(metas));
-  CHECK(ranges::distance(db.scan<entry>()) == static_cast<std::ptrdiff_t>(metas));
+  const auto entry_key = [](std::uint64_t id) { return std::tuple(id); };
+  CHECK(ks::testing::commit_batches_until_killed<meta, body, entry>([&] { return store_type(dir.path()); }, entry_key,
+                                                                     std::chrono::milliseconds(300)));
+  const store_type db(dir.path());
+  ks::testing::check_whole_batches<meta, body, entry>(db, entry_key);
 }
 
 }  // namespace lmdb_placement_test

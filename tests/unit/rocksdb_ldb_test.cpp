@@ -11,6 +11,7 @@
 #include <keyschema/rocksdb.hpp>
 #include <keyschema/write_batch.hpp>
 
+#include <support/hex.hpp>
 #include <support/temp_dir.hpp>
 
 #include <sys/wait.h>
@@ -32,15 +33,7 @@ using keyschema::write_options;
 
 namespace {
 
-std::string hex(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out = "0x";
-  for (const char c : bytes) {
-    out.push_back(digits[static_cast<unsigned char>(c) >> 4]);
-    out.push_back(digits[static_cast<unsigned char>(c) & 15]);
-  }
-  return out;
-}
+std::string hex(std::string_view bytes) { return "0x" + keyschema::testing::hex_digits(bytes); }
 
 // Runs command with its stdout in file out; returns the exit status.
 int run(const std::string& command, const std::filesystem::path& out) {

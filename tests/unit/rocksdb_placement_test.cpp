@@ -16,6 +16,8 @@
 #include <keyschema/migrate.hpp>
 #include <keyschema/rocksdb.hpp>
 
+#include <support/hex.hpp>
+#include <support/placement_crash.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -43,6 +45,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 // A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
@@ -83,15 +86,7 @@ bool have_ldb() {
   return false;
 }
 
-std::string hex(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out = "0x";
-  for (const char c : bytes) {
-    out.push_back(digits[static_cast<unsigned char>(c) >> 4]);
-    out.push_back(digits[static_cast<unsigned char>(c) & 15]);
-  }
-  return out;
-}
+std::string hex(std::string_view bytes) { return "0x" + keyschema::testing::hex_digits(bytes); }
 
 std::string read_all(const std::filesystem::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -389,41 +384,13 @@ TEST_CASE("rocksdb placement: a process killed while committing batches across t
   temp_dir dir("rocksdb-placement-crash");
   const auto path = dir.path() / "db";
   { store_type db(path, tuned()); }
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    try {
-      store_type db(path, tuned());
-      for (std::uint64_t id = 0;; ++id) {
-        auto b = db.batch();
-        b.put<meta>({id}, "m");
-        b.put<body>({id}, ks::bytes(std::string(2000, 'b')));
-        b.put<entry>({"q", id}, "e");
-        b.commit(ks::write_options{.sync = false});
-      }
-    } catch (...) {
-    }
-    ::_exit(1);
-  }
-  ::usleep(500 * 1000);
-  ::kill(child, SIGKILL);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  CHECK(WIFSIGNALED(status));
-
+  const auto entry_key = [](std::uint64_t id) { return std::tuple(std::string("q"), id); };
+  CHECK(ks::testing::commit_batches_until_killed<meta, body, entry>([&] { return store_type(path, tuned()); },
+                                                                     entry_key, std::chrono::milliseconds(500)));
   std::uint64_t metas = 0;
   {
-    store_type db(path, tuned());
-    for (const auto& e : db.scan<meta>()) {
-      const std::uint64_t id = std::get<0>(e.key);
-      CHECK(id == metas);  // committed in id order: no gap
-      CHECK(db.get<body>({id}).has_value());
-      CHECK(db.get<entry>({"q", id}).has_value());
-      ++metas;
-    }
-    CHECK(metas > 0);
-    CHECK(ranges::distance(db.scan<body>()) == static_cast<std::ptrdiff_t>(metas));
-    CHECK(ranges::distance(db.scan<entry>()) == static_cast<std::ptrdiff_t>(metas));
+    const store_type db(path, tuned());
+    metas = ks::testing::check_whole_batches<meta, body, entry>(db, entry_key);
   }
   if (!have_ldb()) return;
   CHECK(family_scan(path, "content").size() == metas);

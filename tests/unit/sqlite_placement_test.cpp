@@ -12,6 +12,8 @@
 #include <keyschema/migrate.hpp>
 #include <keyschema/sqlite.hpp>
 
+#include <support/hex.hpp>
+#include <support/placement_crash.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -33,6 +35,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <tuple>
 #include <vector>
 
 // A namespace of its own: this file shares a unity object with other tests (tests/CMakeLists.txt).
@@ -94,15 +97,7 @@ std::vector<std::string> hex_keys(const std::filesystem::path& dir, const std::s
 }
 
 // The hex of the encoding of a literal ("\x02" WORD "\0"), which starts each key of its keyspace.
-std::string hex_lit(std::string_view word) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out = "02";
-  for (unsigned char c : word) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out + "00";
-}
+std::string hex_lit(std::string_view word) { return "02" + ks::testing::hex_digits(word) + "00"; }
 
 // How many of keys start with prefix.
 std::size_t starting_with(const std::vector<std::string>& keys, const std::string& prefix) {
@@ -180,41 +175,13 @@ TEST_CASE("sqlite: a process killed while committing batches across three tables
   temp_dir dir("sqlite-placement-crash");
   const auto path = dir.path() / "db";
   { store_type db(path); }
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    try {
-      store_type db(path);
-      for (std::uint64_t id = 0;; ++id) {
-        auto b = db.batch();
-        b.put<meta>({id}, "m");
-        b.put<body>({id}, ks::bytes(std::string(2000, 'b')));
-        b.put<entry>({id}, "e");
-        b.commit(ks::write_options{.sync = false});
-      }
-    } catch (...) {
-    }
-    ::_exit(1);
-  }
-  ::usleep(300 * 1000);
-  ::kill(child, SIGKILL);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  CHECK(WIFSIGNALED(status));
-
+  const auto entry_key = [](std::uint64_t id) { return std::tuple(id); };
+  CHECK(ks::testing::commit_batches_until_killed<meta, body, entry>([&] { return store_type(path); }, entry_key,
+                                                                     std::chrono::milliseconds(300)));
   std::uint64_t metas = 0;
   {
-    store_type db(path);
-    for (const auto& e : db.scan<meta>()) {
-      const std::uint64_t id = std::get<0>(e.key);
-      CHECK(id == metas);  // committed in id order: no gap
-      CHECK(db.get<body>({id}).has_value());
-      CHECK(db.get<entry>({id}).has_value());
-      ++metas;
-    }
-    CHECK(metas > 0);
-    CHECK(ranges::distance(db.scan<body>()) == static_cast<std::ptrdiff_t>(metas));
-    CHECK(ranges::distance(db.scan<entry>()) == static_cast<std::ptrdiff_t>(metas));
+    const store_type db(path);
+    metas = ks::testing::check_whole_batches<meta, body, entry>(db, entry_key);
   }
   // Each batch wrote one row into each of the three tables.
   if (have_shell()) {

@@ -8,6 +8,7 @@
 // Without the sqlite3 shell the test prints "KEYSCHEMA-SKIP: ..." and CTest reports it skipped.
 #include <keyschema/keyschema.hpp>
 #include <keyschema/sqlite.hpp>
+#include <support/hex.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -33,15 +34,7 @@ using message = ks::keyspace<"message", std::string, ks::lit<"M">, ks::field<"qu
 using depth = ks::keyspace<"depth", std::int64_t, ks::lit<"D">, ks::field<"queue", std::string>>;
 using schema = ks::schema<message, depth>;
 
-std::string hex(std::string_view s) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
+std::string hex(std::string_view s) { return keyschema::testing::hex_digits(s); }
 
 }  // namespace
 
