@@ -146,29 +146,53 @@ inline std::vector<std::string> missing_placements(const placement_router& route
 // consistent state), merged in key order. A key lives in one placement, so no key repeats. Keys
 // of the first cursor starting with `hidden` (the engine's own records of its placements, such
 // as LMDB's named-database entries in its main database) are stepped over.
+//
+// Cost: cur_ always points to a Sub (the one the cursor is on; with a single placement, or when
+// every cursor is exhausted, the first), so valid(), key() and value() are the Sub's own, with no
+// test of their own; next() tests once whether there is anything to merge.
 template <class Sub>
 class placement_cursor {
  public:
-  explicit placement_cursor(Sub only) : first_(std::move(only)) {}
+  explicit placement_cursor(Sub only) : first_(std::move(only)), cur_(&first_) {}
   placement_cursor(Sub first, std::vector<Sub> rest, bool reverse, std::string_view hidden)
-      : first_(std::move(first)), rest_(std::move(rest)), hidden_(hidden), reverse_(reverse), merged_(true) {
+      : first_(std::move(first)), rest_(std::move(rest)), hidden_(hidden), reverse_(reverse), merged_(true), cur_(&first_) {
     skip_hidden();
     pick();
   }
-  placement_cursor(placement_cursor&&) noexcept = default;
-  placement_cursor& operator=(placement_cursor&&) noexcept = default;
+  // Moves keep cur_ on the same Sub: the first one is moved into this object, the others stay
+  // in the vector's buffer, which moves whole.
+  placement_cursor(placement_cursor&& o) noexcept
+      : first_(std::move(o.first_)),
+        rest_(std::move(o.rest_)),
+        hidden_(o.hidden_),
+        reverse_(o.reverse_),
+        merged_(o.merged_),
+        cur_(o.cur_ == &o.first_ ? &first_ : o.cur_) {
+    o.cur_ = &o.first_;
+  }
+  placement_cursor& operator=(placement_cursor&& o) noexcept {
+    if (this != &o) {
+      const bool on_first = o.cur_ == &o.first_;
+      first_ = std::move(o.first_);
+      rest_ = std::move(o.rest_);
+      hidden_ = o.hidden_;
+      reverse_ = o.reverse_;
+      merged_ = o.merged_;
+      cur_ = on_first ? &first_ : o.cur_;
+      o.cur_ = &o.first_;
+    }
+    return *this;
+  }
 
-  bool valid() const noexcept { return merged_ ? cur_ != none : first_.valid(); }
-  std::string_view key() const noexcept { return merged_ ? at(cur_).key() : first_.key(); }
-  std::string_view value() const noexcept { return merged_ ? at(cur_).value() : first_.value(); }
-  void next() {
-    if (!merged_) {
+  KEYSCHEMA_ALWAYS_INLINE bool valid() const noexcept { return cur_->valid(); }
+  KEYSCHEMA_ALWAYS_INLINE std::string_view key() const noexcept { return cur_->key(); }
+  KEYSCHEMA_ALWAYS_INLINE std::string_view value() const noexcept { return cur_->value(); }
+  KEYSCHEMA_ALWAYS_INLINE void next() {
+    if (!merged_) [[likely]] {
       first_.next();
       return;
     }
-    at(cur_).next();
-    if (cur_ == 0) skip_hidden();
-    pick();
+    next_merged();
   }
 
   // The engine's handle of the cursor of the placement the cursor is on (of the first placement
@@ -176,26 +200,29 @@ class placement_cursor {
   auto native() const noexcept
     requires requires(const Sub& c) { c.native(); }
   {
-    return (merged_ && cur_ != none ? at(cur_) : first_).native();
+    return (cur_->valid() ? *cur_ : first_).native();
   }
 
  private:
-  static constexpr std::size_t none = static_cast<std::size_t>(-1);
-
-  Sub& at(std::size_t i) noexcept { return i == 0 ? first_ : rest_[i - 1]; }
-  const Sub& at(std::size_t i) const noexcept { return i == 0 ? first_ : rest_[i - 1]; }
+  [[gnu::noinline]] void next_merged() {
+    cur_->next();
+    if (cur_ == &first_) skip_hidden();
+    pick();
+  }
 
   void skip_hidden() {
     if (hidden_.empty()) return;
     while (first_.valid() && first_.key().starts_with(hidden_)) first_.next();
   }
+  // Points cur_ to the valid cursor whose key comes first in the cursor's direction, or to the
+  // first cursor when none is valid.
   void pick() {
-    cur_ = none;
-    for (std::size_t i = 0; i <= rest_.size(); ++i) {
-      const Sub& c = at(i);
+    Sub* best = first_.valid() ? &first_ : nullptr;
+    for (Sub& c : rest_) {
       if (!c.valid()) continue;
-      if (cur_ == none || (reverse_ ? c.key() > at(cur_).key() : c.key() < at(cur_).key())) cur_ = i;
+      if (best == nullptr || (reverse_ ? c.key() > best->key() : c.key() < best->key())) best = &c;
     }
+    cur_ = best != nullptr ? best : &first_;
   }
 
   Sub first_;
@@ -203,7 +230,7 @@ class placement_cursor {
   std::string_view hidden_;  // a constant of the backend
   bool reverse_ = false;
   bool merged_ = false;
-  std::size_t cur_ = none;
+  Sub* cur_;  // first_ or an element of rest_ (see the class comment)
 };
 
 }  // namespace detail

@@ -367,9 +367,11 @@ class long_key_cursor {
   long_key_cursor(long_key_cursor&&) noexcept = default;
   long_key_cursor& operator=(long_key_cursor&&) noexcept = default;
 
-  bool valid() const noexcept { return in_group_ || inner_.valid(); }
-  std::string_view key() const noexcept { return in_group_ ? std::string_view(group_[pos_].key) : inner_.key(); }
-  std::string_view value() const noexcept {
+  KEYSCHEMA_ALWAYS_INLINE bool valid() const noexcept { return in_group_ || inner_.valid(); }
+  KEYSCHEMA_ALWAYS_INLINE std::string_view key() const noexcept {
+    return in_group_ ? std::string_view(group_[pos_].key) : inner_.key();
+  }
+  KEYSCHEMA_ALWAYS_INLINE std::string_view value() const noexcept {
     return in_group_ ? std::string_view(group_[pos_].value) : inner_.value();
   }
   KEYSCHEMA_ALWAYS_INLINE void next() {
