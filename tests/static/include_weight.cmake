@@ -6,10 +6,12 @@
 # with -H (every file opened, one dot per nesting level) and checks:
 #   - no header of the core (include/keyschema) brings <filesystem>, <thread>, <fstream> or
 #     <condition_variable>, and no adapter header <thread> or <fstream> (an adapter's constructor
-#     takes a std::filesystem::path, so <filesystem> is part of its interface): what they need of
-#     them is done with POSIX calls (engine_probe.hpp, detail/this_thread.hpp) or a C++20 atomic's
-#     wait and notify (detail/store/wake_signal.hpp: <condition_variable> brings <stop_token>,
-#     <semaphore> and std::thread's internals);
+#     takes a std::filesystem::path, so <filesystem> is part of its interface), nor
+#     <condition_variable> through keyschema's own headers (an engine's headers may: RocksDB's
+#     do): what they need of them is done with POSIX calls (engine_probe.hpp,
+#     detail/this_thread.hpp, lmdb/detail/timed_signal.hpp) or a C++20 atomic's wait and notify
+#     (detail/store/wake_signal.hpp: <condition_variable> brings <stop_token>, <semaphore> and
+#     std::thread's internals);
 #   - the store, the memory backend, scans and every adapter header do not bring the broker
 #     features (prepared.hpp, chunked.hpp, migrate.hpp and their detail headers), which a program
 #     that only uses a store over one engine does not need to parse;
@@ -38,6 +40,8 @@ list(GET ROOTS 0 core_root)
 # Standard headers, by the path suffix -H prints (libstdc++ and libc++ alike).
 set(no_core_std filesystem thread fstream condition_variable)
 set(no_adapter_std thread fstream)
+# Standard headers an adapter's own headers must not include (the engine's headers may).
+set(no_adapter_own_std condition_variable)
 # keyschema headers a store over one engine must not parse.
 set(broker_features keyschema/prepared.hpp keyschema/chunked.hpp keyschema/migrate.hpp
     keyschema/detail/store/migration.hpp keyschema/detail/store/prepared_record.hpp)
@@ -64,8 +68,10 @@ foreach(root IN LISTS ROOTS)
     # The rules that apply to this header.
     if(root STREQUAL core_root)
       set(forbidden_std ${no_core_std})
+      set(forbidden_own_std "")
     else()
       set(forbidden_std ${no_adapter_std})
+      set(forbidden_own_std ${no_adapter_own_std})
     endif()
     set(no_broker OFF)
     if(NOT root STREQUAL core_root OR h IN_LIST store_path)
@@ -95,6 +101,14 @@ foreach(root IN LISTS ROOTS)
           string(APPEND failures "\n<${h}> brings <${s}> (included by ${by})")
         endif()
       endforeach()
+      # Included by the header itself or by another keyschema header, not by an engine's.
+      if(n EQUAL 0 OR by MATCHES "/include/keyschema/")
+        foreach(s IN LISTS forbidden_own_std)
+          if(file MATCHES "/${s}$")
+            string(APPEND failures "\n<${h}> brings <${s}> (included by ${by})")
+          endif()
+        endforeach()
+      endif()
       if(no_broker)
         foreach(f IN LISTS broker_features)
           if(file MATCHES "/${f}$")

@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <optional>
 #include <cstdio>
@@ -387,4 +388,106 @@ TEST_CASE("lmdb_backend: destroying the backend while other threads keep their r
   CHECK(db->get(key_of(0), v, &snaps.back()));
   snaps.clear();
   db.reset();
+}
+
+TEST_CASE("lmdb_backend: the resize gate's waits end when the other side does, or at their deadline",
+          "[lmdb][concurrency]") {
+  // txn_gate (lmdb/detail/txn_gate.hpp) on its own: a resize (exclusive) waits for registered
+  // transactions, a registration (enter) waits for a running resize; each wait ends as soon as the
+  // other side is done, or gives up at the gate's wait. The times only bound from one side what
+  // a loaded machine can stretch: a wait that gave up lasted at least the gate's wait, and one
+  // that ended with the other side ended before its deadline.
+  using gate_t = ks::lmdb_detail::txn_gate;
+  using clock = std::chrono::steady_clock;
+  using std::chrono::milliseconds;
+  const auto since = [](clock::time_point t0) { return std::chrono::duration_cast<milliseconds>(clock::now() - t0); };
+
+  SECTION("a resize runs once the open transaction ends") {
+    gate_t gate(milliseconds(20000));
+    REQUIRE(gate.enter() == gate_t::status::ok);
+    std::atomic<bool> ran{false};
+    bool ran_too_early = false;
+    std::thread t([&] {
+      std::this_thread::sleep_for(milliseconds(50));
+      ran_too_early = ran.load();
+      gate.leave();
+    });
+    std::size_t still = 0;
+    const auto t0 = clock::now();
+    const auto st = gate.exclusive([&] { ran = true; }, still);
+    const auto took = since(t0);
+    t.join();
+    CHECK(st == gate_t::status::ok);
+    CHECK(ran.load());
+    CHECK_FALSE(ran_too_early);
+    CHECK(took < milliseconds(20000));
+  }
+  SECTION("a resize gives up when a transaction stays open, and new ones enter again") {
+    gate_t gate(milliseconds(100));
+    REQUIRE(gate.enter() == gate_t::status::ok);
+    std::size_t still = 0;
+    bool ran = false;
+    const auto t0 = clock::now();
+    CHECK(gate.exclusive([&] { ran = true; }, still) == gate_t::status::timed_out);
+    CHECK(since(t0) >= milliseconds(100));
+    CHECK_FALSE(ran);
+    CHECK(still == 1);
+    CHECK(gate.enter() == gate_t::status::ok);  // the gate reopened
+    gate.leave();
+    gate.leave();
+  }
+  SECTION("a resize waits for a thread's slot too") {
+    gate_t gate(milliseconds(20000));
+    gate_t::slot slot;
+    gate.add_slot(&slot);
+    REQUIRE(gate.try_enter(slot));
+    std::thread t([&] {
+      std::this_thread::sleep_for(milliseconds(50));
+      gate.leave(slot);
+    });
+    std::size_t still = 0;
+    bool ran = false;
+    CHECK(gate.exclusive([&] { ran = slot.state.load() == gate_t::slot::idle; }, still) == gate_t::status::ok);
+    t.join();
+    CHECK(ran);
+  }
+  SECTION("a registration waits while a resize waits, and enters once the resize is over") {
+    // A transaction is open, a resize waits for it (the gate is closed), and a new registration
+    // waits for the resize: either the transaction ends and the resize runs, or it stays open
+    // and the resize gives up at its deadline; the registration enters after that, not before.
+    const bool gives_up = GENERATE(false, true);
+    gate_t gate(gives_up ? milliseconds(200) : milliseconds(20000));
+    REQUIRE(gate.enter() == gate_t::status::ok);  // the open transaction
+    // Written by the resizer under the gate's mutex before it reopens the gate, so read safely
+    // once enter() got in: the resize ran (ran) or gave up (still: what it left open).
+    bool ran = false;
+    std::size_t still = 0;
+    std::thread resizer([&] { gate.exclusive([&] { ran = true; }, still); });
+    // The resize has closed the gate once try_enter() fails.
+    for (;;) {
+      if (!gate.try_enter()) break;
+      gate.leave();
+      std::this_thread::yield();
+    }
+    std::thread ender([&] {
+      std::this_thread::sleep_for(milliseconds(50));
+      if (!gives_up) gate.leave();  // the open transaction ends: the resize runs
+    });
+    // Giving up, the resize must reach its deadline well before the registration reaches its own.
+    if (gives_up) std::this_thread::sleep_for(milliseconds(100));
+    const auto st = gate.enter();
+    const bool resize_ran = ran;
+    const std::size_t left_open = still;
+    ender.join();
+    resizer.join();
+    CHECK(st == gate_t::status::ok);
+    if (gives_up) {
+      CHECK_FALSE(resize_ran);
+      CHECK(left_open == 1);
+    } else {
+      CHECK(resize_ran);
+    }
+    gate.leave();
+    if (gives_up) gate.leave();
+  }
 }

@@ -34,19 +34,19 @@
 // delay. leave() of the shared count wakes the resizer when it was the last one.
 //
 // Lock: mu_ is held by the resizer while it checks and resizes (it is released while waiting on
-// cv_) and briefly by add_slot() and by the locked paths; never by a registration that finds the
-// gate open.
+// cv_, a condition variable with deadlines: timed_signal.hpp) and briefly by add_slot() and by
+// the locked paths; never by a registration that finds the gate open.
 //
 // Thread-safety: every member may be called concurrently; a slot is made busy by its owner only
 // (try_enter(slot&)) or by a thread that took it from idle with try_take(slot&) (a drain).
 #pragma once
 
 #include <keyschema/detail/config.hpp>
+#include <keyschema/lmdb/detail/timed_signal.hpp>
 
-#include <chrono>
-#include <atomic>
-#include <condition_variable>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <mutex>
 #include <vector>
@@ -181,7 +181,8 @@ class txn_gate {
   // The locked path of enter(): waits while a resize runs, then registers.
   status enter_locked() {
     std::unique_lock lk(mu_);
-    if (resizing_ && !cv_.wait_for(lk, wait_, [&] { return !resizing_; })) return status::timed_out;
+    if (resizing_ && !cv_.wait_until(lk, std::chrono::steady_clock::now() + wait_, [&] { return !resizing_; }))
+      return status::timed_out;
     if (poisoned_) return status::poisoned;
     active_.fetch_add(1);  // no resize can start before mu_ is released: it would wait for this one
     return status::ok;
@@ -222,7 +223,7 @@ class txn_gate {
 
   const std::chrono::milliseconds wait_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  timed_signal cv_;  // not std::condition_variable: see timed_signal.hpp
   std::atomic<std::size_t> active_{0};
   std::atomic<bool> closed_{false};  // resizing_ || poisoned_, readable without mu_
   bool resizing_ = false;            // guarded by mu_
