@@ -5,6 +5,7 @@
 #   CXX=clang++ bench/compile_time.sh 5
 #   MODE=-c bench/compile_time.sh           # also generate code (-O0)
 #   bench/compile_time.sh --headers         # which standard headers each translation unit pulls
+#   UNITS="a e" bench/compile_time.sh 5     # only these units (a, the bar, is always compiled)
 #   BASE=/tmp/old bench/compile_time.sh     # also b..e against the headers of another checkout
 #                                           # (e.g. git archive <rev> include adapters | tar -x -C /tmp/old),
 #                                           # in the same rounds: before and after in one run
@@ -36,6 +37,16 @@ cxx=${CXX:-g++}
 mode=${MODE:--fsyntax-only}
 adapter=${ADAPTER:-lmdb}
 units=(a:rangev3_all b:umbrella_broker c:store_memory "d:store_$adapter" e:umbrella_schema)
+if [[ -n ${UNITS:-} ]]; then
+  chosen=(a:rangev3_all)
+  for k in $UNITS; do
+    [[ $k == a ]] && continue
+    found=
+    for u in "${units[@]}"; do [[ ${u%%:*} == "$k" ]] && chosen+=("$u") && found=1; done
+    [[ -n $found ]] || { echo "compile_time.sh: UNITS names '$k'; the units are a b c d e" >&2; exit 2; }
+  done
+  units=("${chosen[@]}")
+fi
 base=${BASE:-}
 if [[ -n $base ]]; then
   base=$(cd "$base" && pwd)
@@ -103,6 +114,7 @@ if [[ -n $base ]]; then
   printf '%-24s %8s %15s\n' 'this / BASE' median 'per-round range'
   for k in b c d e; do
     K=${k^^}
+    [[ -n ${times[$k]:-} ]] || continue
     read -r -a v <<<"${times[$k]}"
     read -r -a w <<<"${times[$K]}"
     rs=$(for ((i = 0; i < ${#v[@]}; ++i)); do awk -v x="${v[i]}" -v y="${w[i]}" 'BEGIN { printf "%.3f\n", x / y }'; done | sort -g)

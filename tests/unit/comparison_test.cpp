@@ -6,6 +6,7 @@
 #include <unit/data/recorded_bench_runs.hpp>
 
 #include <atomic>
+#include <filesystem>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -234,6 +235,38 @@ TEST_CASE("probe::parallel runs every call on every thread and records each") {
     if (t == 1 && i == 5) throw std::runtime_error("call 5 failed");
   }), "call 5 failed");
   CHECK(p.measured().items == 300);
+}
+
+// The threads of the process, from /proc/self/task (Linux).
+static std::size_t process_threads() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+TEST_CASE("probe::parallel starts every thread before the first call and before its clock") {
+  // The first call of the run (on whichever thread) sees all of the run's threads alive: they
+  // wait at a barrier, so thread start-up is neither timed nor overlapped with any call. (Later
+  // first calls may see fewer: a released thread can finish before another one runs.)
+  // Repeated: without the barrier the first call sometimes comes before the last thread's start.
+  // The bound counts the calling thread and the run's (threads of earlier tests may come and go).
+  constexpr unsigned threads = 8;
+  cmp::probe p(false);
+  for (int run = 0; run < 10; ++run) {
+    std::atomic<bool> first{true}, counted{false};
+    std::atomic<std::size_t> seen{0};
+    p.parallel(threads, 3, [&](unsigned, std::uint64_t) {
+      if (first.exchange(false)) {
+        seen = process_threads();
+        counted = true;
+        counted.notify_all();
+      }
+      counted.wait(false);  // no thread ends while /proc lists them (an ending one can hide another)
+    });
+    INFO("run " << run);
+    CHECK(seen >= 1 + threads);
+  }
+  CHECK(p.measured().items == 10 * threads * 3);
 }
 
 TEST_CASE("runner runs a workload and writes JSON and SVG") {

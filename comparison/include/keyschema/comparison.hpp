@@ -54,6 +54,7 @@
 #include <keyschema/keyschema.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <concepts>
@@ -174,38 +175,67 @@ class probe {
   }
 
   // Runs fn(t, i) for i in [0, ops_per_thread) on each of `threads` threads (t in [0, threads))
-  // at once, timing every call as one operation of one item. The run's time is the wall time
-  // from the first thread's start to the last one's end, so ops/s is the threads' combined rate;
+  // at once, timing every call as one operation of one item. The threads are started first and
+  // wait at a barrier; the run's time is the wall time from their release to the last one's end
+  // (thread creation and start-up are not timed), so ops/s is the threads' combined rate;
   // p50/p99 are over every call of every thread. fn must be safe to call from several threads
   // (a store's reads are). The first exception of any thread is rethrown after all have ended;
-  // nothing is recorded then.
+  // nothing is recorded then. Errors: also std::system_error when a thread cannot be started
+  // (the threads already started are released and joined first).
   template <class F>
   void parallel(unsigned threads, std::uint64_t ops_per_thread, F&& fn) {
+    using clock = std::chrono::steady_clock;
     std::vector<std::vector<double>> lat(threads);
     std::vector<std::exception_ptr> failed(threads);
-    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<clock::time_point> ended(threads);
+    std::atomic<unsigned> ready{0};
+    std::atomic<bool> go{false};
+    clock::time_point t0;
     {
       std::vector<std::thread> pool;
-      for (unsigned t = 0; t < threads; ++t) {
-        pool.emplace_back([&, t] {
-          try {
-            lat[t].reserve(ops_per_thread);
-            for (std::uint64_t i = 0; i < ops_per_thread; ++i) {
-              const auto a = std::chrono::steady_clock::now();
-              fn(t, i);
-              lat[t].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count());
+      auto release = [&] {
+        go.store(true);
+        go.notify_all();
+      };
+      try {
+        for (unsigned t = 0; t < threads; ++t) {
+          pool.emplace_back([&, t] {
+            try {
+              lat[t].reserve(ops_per_thread);
+            } catch (...) {
+              failed[t] = std::current_exception();
             }
-          } catch (...) {
-            failed[t] = std::current_exception();
-          }
-        });
+            ready.fetch_add(1);
+            ready.notify_one();
+            go.wait(false);
+            try {
+              if (!failed[t]) {
+                for (std::uint64_t i = 0; i < ops_per_thread; ++i) {
+                  const auto a = clock::now();
+                  fn(t, i);
+                  lat[t].push_back(std::chrono::duration<double, std::micro>(clock::now() - a).count());
+                }
+              }
+            } catch (...) {
+              failed[t] = std::current_exception();
+            }
+            ended[t] = clock::now();
+          });
+        }
+      } catch (...) {
+        release();
+        for (std::thread& th : pool) th.join();
+        throw;
       }
+      for (unsigned r = ready.load(); r < threads; r = ready.load()) ready.wait(r);
+      t0 = clock::now();
+      release();
       for (std::thread& th : pool) th.join();
     }
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const std::exception_ptr& e : failed)
       if (e) std::rethrow_exception(e);
-    s_.seconds += s;
+    const clock::time_point t1 = threads == 0 ? t0 : *std::max_element(ended.begin(), ended.end());
+    s_.seconds += std::chrono::duration<double>(t1 - t0).count();
     for (const auto& l : lat) {
       s_.items += l.size();
       s_.calls += l.size();
