@@ -298,7 +298,7 @@ TEST_CASE("sqlite: a thread's reader made before place() reads a keyspace being 
   CHECK(after == "v1b");
 }
 
-TEST_CASE("sqlite: a get() that fails names the database's path", "[sqlite][readers]") {
+TEST_CASE("sqlite: a get() or cursor that fails names the database's path", "[sqlite][readers]") {
   temp_dir dir("sqlite-readers-error");
   ks::sqlite_backend b(dir.path() / "db");
   put(b, "k", "v");
@@ -313,6 +313,22 @@ TEST_CASE("sqlite: a get() that fails names the database's path", "[sqlite][read
   } catch (const ks::backend_error& e) {
     CHECK_THAT(e.what(), Catch::Matchers::Contains("get from " + b.path()));
     CHECK(std::string(e.native_call()) == "sqlite3_prepare_v3");
+  }
+  // Its siblings: a cursor without a snapshot, and a write transaction's get().
+  try {
+    static_cast<void>(b.cursor(ks::key_range{}, nullptr));
+    FAIL("cursor() over a dropped table returned");
+  } catch (const ks::backend_error& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("reading " + b.path() + " through a cursor"));
+    CHECK(std::string(e.native_call()) == "sqlite3_prepare_v3");
+  }
+  auto tx = b.begin_write();
+  try {
+    tx.get("k", v);
+    FAIL("a write transaction's get() over a dropped table returned");
+  } catch (const ks::backend_error& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("reading " + b.path()));
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("no such table: kv"));  // the writer's stale schema: at the step
   }
 }
 

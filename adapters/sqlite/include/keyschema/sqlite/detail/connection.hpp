@@ -56,12 +56,13 @@ inline std::string_view column_view(sqlite3_stmt* st, int i) noexcept {
   return p != nullptr ? std::string_view(static_cast<const char*>(p), static_cast<std::size_t>(n)) : std::string_view();
 }
 
-// The context of an error message, prefix + *path, made only when an error is raised (a read's
-// hot path allocates nothing for it). The functions taking `Where` accept it or a std::string.
+// The context of an error message, prefix + *path + suffix, made only when an error is raised (a
+// read's hot path allocates nothing for it). The functions taking `Where` accept it or a std::string.
 struct lazy_where {
   const char* prefix;
   const std::string* path;
-  explicit operator std::string() const { return prefix + *path; }
+  const char* suffix = "";
+  explicit operator std::string() const { return prefix + *path + suffix; }
 };
 
 // Resets a statement and clears its bindings when it leaves scope.
@@ -182,12 +183,13 @@ class connection {
   // back with give_back_cursor_stmt, so a scan costs no sqlite3_prepare once the shape has been
   // used. REQUIRES: the caller serializes use of this connection (as for every member).
   // Errors: as prepare().
-  stmt_ptr take_cursor_stmt(std::size_t t, bool reverse, bool upper, const std::string& where) {
+  template <class Where>
+  stmt_ptr take_cursor_stmt(std::size_t t, bool reverse, bool upper, const Where& where) {
     const std::size_t shape = (reverse ? 2u : 0u) + (upper ? 1u : 0u);
     if (t < cursor_stmts_.size() && cursor_stmts_[t][shape]) return std::move(cursor_stmts_[t][shape]);
     std::string sql = "SELECT k, v FROM " + (*tables_)[t] + (upper ? " WHERE k >= ?1 AND k < ?2" : " WHERE k >= ?1") +
                       (reverse ? " ORDER BY k DESC" : " ORDER BY k");
-    return prepare(sql, where);
+    return prepare(sql, std::string(where));
   }
   // Resets st (ending the read it holds: a statement left stepping keeps its read transaction,
   // and with it the WAL, alive) and keeps it for the next cursor of its table and shape, or
