@@ -19,10 +19,15 @@
 //                    writer connection (INSERT OR REPLACE / DELETE, prepared once).
 //   - snapshot()     a read transaction (BEGIN and a first read) on a reader connection taken
 //                    from a pool, shared by every copy and ended when the last one goes.
-//   - cursor()       one SELECT ... ORDER BY k [DESC] over the snapshot's connection, or over a
-//                    pooled connection of its own (a single statement reads one consistent state);
-//                    one per placement table the range reaches, merged, in one read transaction.
-//   - get()          a prepared point SELECT on the snapshot's or a pooled reader connection.
+//   - cursor()       one SELECT ... ORDER BY k [DESC] over the snapshot's connection, or over the
+//                    calling thread's reader connection (below), held until the cursor ends (a
+//                    single statement reads one consistent state); one per placement table the
+//                    range reaches, merged, in one read transaction.
+//   - get()          a prepared point SELECT on the snapshot's connection, or on the calling
+//                    thread's reader connection: each thread keeps one reader connection per
+//                    backend (sqlite_options::thread_readers of them; more threads, or a thread
+//                    whose cursor holds its own, use pooled connections), as native SQLite code
+//                    keeps a connection per thread; see "Thread-safety" below.
 //   - begin_write()  BEGIN IMMEDIATE on the writer connection, held until commit() or destruction:
 //                    SQLite's write lock serializes it against writers of every process, so
 //                    keyschema::store's transactions are serializable across processes.
@@ -56,6 +61,15 @@
 // snapshot may be used from different threads at the same time (a mutex of the snapshot
 // serializes their SQLite calls). A single cursor or snapshot object needs external
 // synchronization. Construction, moves and destruction need exclusive access.
+// Reader connections (every one opened SQLITE_OPEN_NOMUTEX and used by one thread at a time):
+//   - a thread's own (get() and cursors without a snapshot): claimed on the thread's first read
+//     of this backend and kept, with its statements and page cache, so its get()s take no lock
+//     that other readers take; a cursor holds it until destroyed (on any thread), and the
+//     thread's reads meanwhile use a pooled connection (they must not read inside the cursor's
+//     statement). When the thread exits the connection stays open for the next thread to claim;
+//     all are closed by the backend's destructor, also while threads that used them still live
+//     (keyschema/sqlite/detail/thread_reader.hpp). At most sqlite_options::thread_readers exist.
+//   - pooled ones (snapshots, and reads beyond those): sqlite_options::idle_readers are kept.
 #pragma once
 
 #include <keyschema/backend.hpp>
@@ -217,6 +231,7 @@ class sqlite_backend {
     s_->max_entry = std::min(options.max_entry_bytes, length > 64 ? length - 64 : length);
     s_->readers.emplace(s_->file, options.busy_timeout, options.cache_bytes, options.idle_readers,
                         "keyschema::sqlite_backend: reading " + s_->path, &s_->tables);
+    s_->register_thread_readers(options.thread_readers);
   }
 
   // Moving transfers the open database; snapshots and cursors taken before the move stay valid.
@@ -231,21 +246,24 @@ class sqlite_backend {
   // REQUIRES: every snapshot, cursor and write transaction of this backend has been destroyed.
   ~sqlite_backend() = default;
 
-  // Reads key in *snap (the latest committed state when snap is nullptr) into value.
+  // Reads key in *snap (the latest committed state when snap is nullptr) into value, on the
+  // snapshot's connection or the calling thread's reader connection (see the file comment).
   // Returns false when the key does not exist.
-  // Errors: backend_error "sqlite3_step" (SQLITE_CORRUPT: a damaged page; SQLITE_IOERR_*);
-  //   backend_error "sqlite3_open_v2" when a new reader connection cannot be opened.
+  // Errors (what() names the path): backend_error "sqlite3_step" (SQLITE_CORRUPT: a damaged
+  //   page; SQLITE_IOERR_*); backend_error "sqlite3_prepare_v3" (the kv table was dropped by
+  //   another program); backend_error "sqlite3_open_v2" when a new reader connection cannot be
+  //   opened.
   // REQUIRES: snap, when not null, comes from this backend.
   bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
-    const std::string where = "keyschema::sqlite_backend: get from " + s_->path;
+    const sqlite_detail::lazy_where where{"keyschema::sqlite_backend: get from ", &s_->path};
     if (snap != nullptr) {
       std::lock_guard lk(snap->v_->mu);
       return s_->lookup(*snap->v_->conn, key, value, where);
     }
-    auto conn = s_->readers->acquire();
+    auto conn = s_->acquire_reader();
     // A key of a keyspace being moved (ks::migrate) is looked up in two tables: in one read
-    // transaction, ended when the connection goes back to the pool.
-    if (s_->moving(key)) begin_read(*conn, where);
+    // transaction, ended (rolled back) when the lease ends.
+    if (s_->moving(key)) begin_read(*conn, std::string(where));
     return s_->lookup(*conn, key, value, where);
   }
 
@@ -326,7 +344,8 @@ class sqlite_backend {
   // A cursor over the keys k with range.lower <= k < range.upper (no upper bound when
   // range.upper is empty), ascending, or descending when range.reverse. Reads *snap (keeping a
   // copy of it alive), or the state its own statement sees from its first step (on a pooled
-  // connection it holds until destroyed) when snap is nullptr. The bounds are copied.
+  // connection it holds until destroyed: the calling thread's reader connection when no other
+  // cursor holds it, else a pooled one) when snap is nullptr. The bounds are copied.
   // With placements (keyschema::placed): one SELECT per placement table the range reaches, all
   // in one read transaction (the snapshot's, or one begun now on the pooled connection), merged
   // in key order; a range within one placement (a store's scan of a keyspace) reads one table.
@@ -337,7 +356,7 @@ class sqlite_backend {
     if (s_->single()) [[likely]] {
       std::shared_ptr<sqlite_detail::view_state> v =
           snap != nullptr ? snap->v_
-                          : std::make_shared<sqlite_detail::view_state>(s_->readers->acquire(), false, &s_->path);
+                          : std::make_shared<sqlite_detail::view_state>(s_->acquire_reader(), false, &s_->path);
       sqlite_detail::connection& c = *v->conn;
       return cursor_type(sqlite_cursor(c, std::move(v), range, &s_->path));
     }
@@ -346,7 +365,7 @@ class sqlite_backend {
     if (snap != nullptr) {
       v = snap->v_;
     } else {
-      auto conn = s_->readers->acquire();
+      auto conn = s_->acquire_reader();
       // Several tables: their SELECTs read one state only inside one read transaction.
       if (on.size() > 1) begin_read(*conn, "keyschema::sqlite_backend: reading " + s_->path + " through a cursor");
       v = std::make_shared<sqlite_detail::view_state>(std::move(conn), on.size() > 1, &s_->path);

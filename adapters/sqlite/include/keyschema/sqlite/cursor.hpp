@@ -106,7 +106,8 @@ class sqlite_cursor {
     std::unique_lock<std::mutex> lk;
     if (view_) lk = std::unique_lock(view_->mu);
     try {
-      stmt_ = conn.take_cursor_stmt(table_, reverse_, upper_, where());
+      stmt_ = conn.take_cursor_stmt(table_, reverse_, upper_,
+                                    sqlite_detail::lazy_where{"keyschema::sqlite_backend: reading ", path_, " through a cursor"});
       bind(1, range.lower);
       if (upper_) bind(2, range.upper);
       step_locked();

@@ -39,9 +39,17 @@ struct sqlite_options {
   // connection and the writer connection has its own.
   std::size_t cache_bytes = std::size_t{8} << 20;
 
-  // Reader connections kept open for reuse (snapshots, cursors, get()); more are opened while
-  // more readers run at once and closed when they end beyond this number.
+  // Pooled reader connections kept open for reuse (snapshots, and the get()s and cursors that
+  // have no thread reader, see thread_readers); more are opened while more readers run at once
+  // and closed when they end beyond this number.
   std::size_t idle_readers = 4;
+
+  // Threads that keep a reader connection of their own (with its page cache) for get() and
+  // cursors without a snapshot: a thread claims one on its first read and keeps it until it
+  // exits; then the connection stays open for the next thread. Threads beyond this number (and
+  // a thread's reads while one of its cursors holds its connection) use the pooled connections.
+  // Each such connection is closed when the backend is destroyed. 0: every read uses the pool.
+  std::size_t thread_readers = 64;
 
   // The largest key plus value of one write_batch operation this backend accepts; larger ones
   // make write() throw limit_error. Values above what SQLite stores in one row

@@ -58,7 +58,7 @@ class sqlite_write_transaction {
   // REQUIRES: is_open(). Errors: backend_error "sqlite3_step" (a damaged page, an I/O error).
   bool get(std::string_view key, std::string& value) const {
     require_open();
-    return s_->lookup(*s_->writer, key, value, "keyschema::sqlite_backend: reading " + s_->path);
+    return s_->lookup(*s_->writer, key, value, sqlite_detail::lazy_where{"keyschema::sqlite_backend: reading ", &s_->path});
   }
 
   // A cursor over range in the locked state (see sqlite_cursor); over a range reaching several

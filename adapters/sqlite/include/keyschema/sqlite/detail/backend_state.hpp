@@ -1,11 +1,11 @@
 // keyschema/sqlite/detail/backend_state.hpp: sqlite_detail::backend_state, the state of one open
-// sqlite_backend: its writer connection and reader pool, its limits, its placements (one table
+// sqlite_backend: its writer connection, reader pool and thread readers, its limits, its placements (one table
 // each) and the routes to them, and the write path that write() and sqlite_write_transaction
 // share (limit checks, the batch's statements routed to their tables, the guards' check, syncing
 // the write-ahead log).
 //
 // Thread-safety: the members marked "under write_mu" and the writer connection are used only
-// with write_mu held; the reader pool is thread-safe; the rest (the placements included) is set
+// with write_mu held; the reader pool and acquire_reader are thread-safe; the rest (the placements included) is set
 // at open and by sqlite_backend::place(), before the backend is shared, and then read-only.
 #pragma once
 
@@ -16,11 +16,13 @@
 #include <keyschema/error.hpp>
 #include <keyschema/sqlite/detail/connection.hpp>
 #include <keyschema/sqlite/detail/status.hpp>
+#include <keyschema/sqlite/detail/thread_reader.hpp>
 #include <keyschema/write_batch.hpp>
 
 #include <sqlite3.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,8 +34,8 @@ KEYSCHEMA_BEGIN_NAMESPACE
 namespace sqlite_detail {
 
 // Heap-allocated so that snapshots, cursors and write transactions (which point into it)
-// survive a move of the backend. The reader pool is destroyed before the writer connection;
-// the registration last.
+// survive a move of the backend. The thread readers' connections are closed first, then the
+// reader pool's, then the writer connection; the registration last.
 struct backend_state {
   std::string path;
   std::string file;
@@ -63,12 +65,39 @@ struct backend_state {
   bool single() const noexcept { return tables.size() == 1; }
   std::unique_ptr<sqlite_detail::connection> writer;
   std::optional<sqlite_detail::reader_pool> readers;
+  // The connections threads keep for their reads (thread_reader.hpp), and this backend's
+  // generation there (0 until registered in live_registries by the constructor).
+  reader_registry thread_readers;
+  std::uint64_t generation = 0;
+
+  // Registers thread_readers (at most cap readers) once readers is set. Errors: std::bad_alloc.
+  void register_thread_readers(std::size_t cap) {
+    thread_readers.cap = cap;
+    const std::uint64_t gen = next_generation();
+    live_registries::instance().add(gen, &thread_readers);
+    generation = gen;
+  }
+
+  // A reader connection for one get() or cursor: the calling thread's own (opened, or taken
+  // from the pool's idle ones, on its first read) when it has one that none of its cursors
+  // holds, else a pooled one. The calling thread's get()s take no shared lock once it has its
+  // reader. Errors: backend_error "sqlite3_open_v2"/"sqlite3_exec" (a new connection); std::bad_alloc.
+  reader_pool::lease acquire_reader() {
+    if (thread_reader* r = this_thread_reader(generation, thread_readers);
+        r != nullptr && !r->busy.load(std::memory_order_acquire)) [[likely]] {
+      if (!r->conn) r->conn = readers->take();
+      r->busy.store(true, std::memory_order_relaxed);  // only this thread sets it (it owns r)
+      return reader_pool::lease(r);
+    }
+    return readers->acquire();
+  }
 
   // Reads key into value from the table of its placement on c (and, for a keyspace being moved
   // by ks::migrate, from the table it moves from). REQUIRES: with a route being moved, c is in a
   // transaction (a snapshot's, the writer's, or one begun by the caller), so both tables are read
   // in one state. Errors: as connection::lookup.
-  bool lookup(connection& c, std::string_view key, std::string& value, const std::string& where) const {
+  template <class Where>
+  bool lookup(connection& c, std::string_view key, std::string& value, const Where& where) const {
     if (single()) [[likely]] return c.lookup(0, key, value, where);
     const detail::placement_router::target t = router.route(key);
     if (c.lookup(t.to, key, value, where)) return true;
@@ -207,6 +236,8 @@ struct backend_state {
   }
 
   ~backend_state() {
+    live_registries::instance().remove(generation);  // no thread gives a reader back afterwards
+    thread_readers.close();
     readers.reset();
     writer.reset();
   }

@@ -10,9 +10,12 @@
 // first prepares a statement of a table.
 //
 // reader_pool hands out connections (lease); a lease returns its connection when destroyed, and
-// the pool keeps at most `idle` of them open.
+// the pool keeps at most `idle` of them open. A lease may also borrow a thread_reader (the
+// connection a thread keeps for its reads, see thread_reader.hpp): its destruction ends a read
+// transaction left open and marks the reader idle again, closing nothing.
 //
-// Thread-safety: a connection is not shared; reader_pool's acquire/release may run concurrently.
+// Thread-safety: a connection is not shared; reader_pool's acquire/release/take may run
+// concurrently; a thread_reader's connection is used only by whoever holds it busy.
 #pragma once
 
 #include <keyschema/detail/config.hpp>
@@ -22,6 +25,7 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -51,6 +55,15 @@ inline std::string_view column_view(sqlite3_stmt* st, int i) noexcept {
   const int n = ::sqlite3_column_bytes(st, i);
   return p != nullptr ? std::string_view(static_cast<const char*>(p), static_cast<std::size_t>(n)) : std::string_view();
 }
+
+// The context of an error message, prefix + *path + suffix, made only when an error is raised (a
+// read's hot path allocates nothing for it). The functions taking `Where` accept it or a std::string.
+struct lazy_where {
+  const char* prefix;
+  const std::string* path;
+  const char* suffix = "";
+  explicit operator std::string() const { return prefix + *path + suffix; }
+};
 
 // Resets a statement and clears its bindings when it leaves scope.
 struct stmt_reset {
@@ -148,7 +161,8 @@ class connection {
   // The cached statement of slot s over table t (an index of the table list), prepared on first
   // use: SELECT v ... WHERE k = ?1, INSERT OR REPLACE ... VALUES (?1, ?2), DELETE ... WHERE k = ?1.
   // Errors: as prepare().
-  sqlite3_stmt* table_stmt(table_slot s, std::size_t t, const std::string& where) {
+  template <class Where>
+  sqlite3_stmt* table_stmt(table_slot s, std::size_t t, const Where& where) {
     if (t >= table_stmts_.size()) table_stmts_.resize(t + 1);
     stmt_ptr& st = table_stmts_[t][s];
     if (!st) {
@@ -158,7 +172,7 @@ class connection {
           {"INSERT OR REPLACE INTO ", " (k, v) VALUES (?1, ?2)"},
           {"DELETE FROM ", " WHERE k = ?1"},
       };
-      st = prepare(std::string(parts[s][0]) + name + std::string(parts[s][1]), where);
+      st = prepare(std::string(parts[s][0]) + name + std::string(parts[s][1]), std::string(where));
     }
     return st.get();
   }
@@ -169,12 +183,13 @@ class connection {
   // back with give_back_cursor_stmt, so a scan costs no sqlite3_prepare once the shape has been
   // used. REQUIRES: the caller serializes use of this connection (as for every member).
   // Errors: as prepare().
-  stmt_ptr take_cursor_stmt(std::size_t t, bool reverse, bool upper, const std::string& where) {
+  template <class Where>
+  stmt_ptr take_cursor_stmt(std::size_t t, bool reverse, bool upper, const Where& where) {
     const std::size_t shape = (reverse ? 2u : 0u) + (upper ? 1u : 0u);
     if (t < cursor_stmts_.size() && cursor_stmts_[t][shape]) return std::move(cursor_stmts_[t][shape]);
     std::string sql = "SELECT k, v FROM " + (*tables_)[t] + (upper ? " WHERE k >= ?1 AND k < ?2" : " WHERE k >= ?1") +
                       (reverse ? " ORDER BY k DESC" : " ORDER BY k");
-    return prepare(sql, where);
+    return prepare(sql, std::string(where));
   }
   // Resets st (ending the read it holds: a statement left stepping keeps its read transaction,
   // and with it the WAL, alive) and keeps it for the next cursor of its table and shape, or
@@ -198,18 +213,19 @@ class connection {
 
   // Point lookup of key in table t into value. Returns false when absent.
   // Errors: as throw_sqlite_error, native_call "sqlite3_step"/"sqlite3_bind_blob".
-  bool lookup(std::size_t t, std::string_view key, std::string& value, const std::string& where) {
+  template <class Where>
+  bool lookup(std::size_t t, std::string_view key, std::string& value, const Where& where) {
     sqlite3_stmt* st = table_stmt(get_stmt, t, where);
     stmt_reset guard{st};
     int rc = ::sqlite3_bind_blob(st, 1, blob_data(key), static_cast<int>(key.size()), SQLITE_STATIC);
-    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, where, "sqlite3_bind_blob");
+    if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, std::string(where), "sqlite3_bind_blob");
     rc = ::sqlite3_step(st);
     if (rc == SQLITE_ROW) {
       value.assign(column_view(st, 0));
       return true;
     }
     if (rc == SQLITE_DONE) return false;
-    throw_sqlite_error(db_, rc, where, "sqlite3_step");
+    throw_sqlite_error(db_, rc, std::string(where), "sqlite3_step");
   }
 
  private:
@@ -218,6 +234,17 @@ class connection {
   std::array<stmt_ptr, slot_count> stmts_;
   std::vector<std::array<stmt_ptr, table_slot_count>> table_stmts_;  // by table (table_stmt)
   std::vector<std::array<stmt_ptr, 4>> cursor_stmts_;  // idle cursor statements by table and shape (take_cursor_stmt)
+};
+
+// The reader connection one thread keeps for its reads on one backend (thread_reader.hpp owns
+// them). busy: a lease holds it (its owner's get(), or a cursor its owner made, wherever that
+// cursor is used and destroyed); only the owner sets it, the holder clears it (release, which the
+// owner's next acquire load synchronizes with). conn is opened by the owner on first use and is
+// read and written only by the holder of busy, or when nothing uses the backend (its destruction).
+struct thread_reader {
+  std::unique_ptr<connection> conn;
+  std::atomic<bool> busy{false};
+  bool claimed = false;  // a thread holds it in its cache; guarded by reader_registry::mu
 };
 
 // The reader connections of one backend.
@@ -232,38 +259,59 @@ class reader_pool {
         where_(std::move(where)),
         tables_(tables) {}
 
-  // A connection of its own until the lease ends.
+  // A connection of its own until the lease ends: a pooled one, or a thread's reader it borrows.
   class lease {
    public:
-    lease(reader_pool* p, std::unique_ptr<connection> c) noexcept : pool_(p), c_(std::move(c)) {}
-    lease(lease&& o) noexcept : pool_(o.pool_), c_(std::move(o.c_)) {}
+    lease(reader_pool* p, std::unique_ptr<connection> c) noexcept : pool_(p), c_(std::move(c)), conn_(c_.get()) {}
+    // Borrows r. REQUIRES: the caller owns r and set r->busy; r->conn is open.
+    explicit lease(thread_reader* r) noexcept : pool_(nullptr), conn_(r->conn.get()), borrowed_(r) {}
+    lease(lease&& o) noexcept
+        : pool_(o.pool_), c_(std::move(o.c_)), conn_(std::exchange(o.conn_, nullptr)),
+          borrowed_(std::exchange(o.borrowed_, nullptr)) {}
     lease& operator=(lease&&) = delete;
     ~lease() {
-      if (c_) pool_->release(std::move(c_));
+      if (c_) {
+        pool_->release(std::move(c_));
+      } else if (borrowed_ != nullptr) {
+        conn_->rollback_quietly();  // a read transaction begun for two tables, or a cursor's
+        borrowed_->busy.store(false, std::memory_order_release);
+      }
     }
-    connection& operator*() const noexcept { return *c_; }
-    connection* operator->() const noexcept { return c_.get(); }
+    connection& operator*() const noexcept { return *conn_; }
+    connection* operator->() const noexcept { return conn_; }
+    // Whether it borrows a thread's reader (for tests and the documentation's claims).
+    bool borrowed() const noexcept { return borrowed_ != nullptr; }
 
    private:
     reader_pool* pool_;
     std::unique_ptr<connection> c_;
+    connection* conn_ = nullptr;
+    thread_reader* borrowed_ = nullptr;
   };
 
   // An idle connection, or a new one (read-only by PRAGMA query_only).
   // Errors: backend_error "sqlite3_open_v2"/"sqlite3_exec"; std::bad_alloc.
-  lease acquire() {
+  lease acquire() { return lease(this, take()); }
+
+  // An idle connection (its page cache kept), or a new one, to keep: a thread_reader's.
+  // Errors: as acquire().
+  std::unique_ptr<connection> take() {
     {
       std::lock_guard lk(mu_);
       if (!idle_.empty()) {
         std::unique_ptr<connection> c = std::move(idle_.back());
         idle_.pop_back();
-        return lease(this, std::move(c));
+        return c;
       }
     }
     auto c = std::make_unique<connection>(file_, SQLITE_OPEN_READWRITE, busy_, cache_bytes_, where_, tables_);
     c->exec("PRAGMA query_only = 1", where_);
-    return lease(this, std::move(c));
+    opened_.fetch_add(1, std::memory_order_relaxed);
+    return c;
   }
+
+  // How many reader connections this pool has opened (for tests: a thread keeps its reader).
+  std::size_t opened() const noexcept { return opened_.load(std::memory_order_relaxed); }
 
  private:
   void release(std::unique_ptr<connection> c) noexcept {
@@ -287,6 +335,7 @@ class reader_pool {
   const table_names* tables_;
   std::mutex mu_;
   std::vector<std::unique_ptr<connection>> idle_;
+  std::atomic<std::size_t> opened_{0};
 };
 
 }  // namespace sqlite_detail
