@@ -23,7 +23,7 @@ packages=(
   libbenchmark-dev  # benchmarks
   python3           # tests/docs/extract_cpp_blocks.py (docs.* tests)
   python3-plyvel python3-lmdb lmdb-utils  # foreign databases written without keyschema (foreign_database_test)
-  clang libclang-rt-14-dev  # libFuzzer targets (the fuzz pass of scripts/test)
+  clang libclang-rt-14-dev  # the asan pass (ASan+UBSan) and the libFuzzer targets (fuzz pass) of scripts/test
 )
 
 missing=()

@@ -457,7 +457,7 @@ struct writer {
     const auto [d, id] = *p;
     remove_message<V>(tx, destinations[d], id, o.fault != "orphan");
     tx.template put<oplog>({next_op, 0}, log_value{k_ack, id, 0, 0, {}});
-    commit_op([&] {
+    commit_op([&, id = id] {
       tx.commit(wo());
       if (o.fault == "orphan") {  // the content in a second commit: orphan chunks meanwhile
         ::usleep(2000);
@@ -825,7 +825,7 @@ check_result check_store(Store& db, const ack_state& st, std::uint64_t prev_veri
       case k_clean:
         if (!plans.contains(a) || marked.contains(a)) die(at(o) + "clean of branch " + xid_text(a) + ", unknown or committed");
         cleaned.insert(a);
-        std::erase_if(dtx, [&](const auto& kv) { return kv.first.first == a; });
+        std::erase_if(dtx, [&a = a](const auto& kv) { return kv.first.first == a; });
         break;
       default:
         die(at(o) + "unknown log kind " + std::to_string(kind));

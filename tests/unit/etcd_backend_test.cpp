@@ -353,7 +353,7 @@ TEST_CASE("etcd: a write sent on a reused connection that then times out says it
   // so curl reports no connect time for the write: only the bytes sent tell that it went out.
   const auto [fd, url] = listen_loopback();
   int requests = 0;
-  std::thread member([&] {
+  std::thread member([&, fd = fd] {
     const int c = ::accept(fd, nullptr, nullptr);
     if (c < 0) return;
     if (read_request(c)) {

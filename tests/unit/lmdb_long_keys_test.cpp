@@ -515,7 +515,7 @@ TEST_CASE("the stored long form, read with mdb_dump: the first 502 bytes, 0xFF, 
     const std::string rest = v.substr(4, n);
     const std::string value = v.substr(4 + n);
     // The tie-breakers were given in put order: b got 0, a got 1.
-    const std::uint64_t tie = [&] {
+    const std::uint64_t tie = [&k = k] {
       std::uint64_t t = 0;
       for (std::size_t i = 503; i < 511; ++i) t = (t << 8) | static_cast<unsigned char>(k[i]);
       return t;
