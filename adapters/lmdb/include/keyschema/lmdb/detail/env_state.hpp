@@ -85,13 +85,13 @@ inline constexpr std::string_view placement_db_prefix = "\xff" "keyschema/placem
 // Everything of one open environment. Heap-allocated so that snapshots and cursors keep a
 // stable pointer to it while the backend object moves.
 struct env_state {
-  explicit env_state(std::chrono::milliseconds wait) : gate(wait) { live_registries::instance().add(generation, &readers); }
+  explicit env_state(std::chrono::milliseconds wait) : gate(wait) { reader_cache::live().add(generation, &readers); }
   env_state(const env_state&) = delete;
   env_state& operator=(const env_state&) = delete;
   ~env_state() {
     // Other threads may still cache their readers: no thread gives one back after remove(), and
     // none uses one again (the generation is never seen again).
-    live_registries::instance().remove(generation);
+    reader_cache::live().remove(generation);
     readers.close();
     if (MDB_cursor* c = spare_cursor.take()) ::mdb_cursor_close(c);
     if (MDB_txn* t = spare.take()) ::mdb_txn_abort(t);
@@ -127,7 +127,7 @@ struct env_state {
   std::size_t ceiling = 0;
   std::atomic<std::size_t> map_size{0};
   // This environment's number among the process's (thread_reader.hpp: the threads' caches).
-  const std::uint64_t generation = next_generation();
+  const std::uint64_t generation = detail::next_reader_generation();
   // The threads' readers; declared before the gate, whose slots they are, so they outlive it.
   reader_registry readers;
   lmdb_detail::txn_gate gate;
@@ -227,8 +227,7 @@ struct env_state {
   // the caller reads with acquire_read()/release_read() instead, which waits or reports the
   // error. A non-null result is matched by leave_thread_reader().
   KEYSCHEMA_ALWAYS_INLINE thread_reader* enter_thread_reader() noexcept {
-    const cached_reader* c = cached_thread_reader(generation);
-    thread_reader* r = c != nullptr ? c->r : claim_thread_reader(generation, readers, gate);
+    thread_reader* r = this_thread_reader(generation, readers, gate);
     if (r == nullptr || !gate.try_enter(*r)) [[unlikely]] return nullptr;
     if (r->txn != nullptr) [[likely]] {
       bool raced;

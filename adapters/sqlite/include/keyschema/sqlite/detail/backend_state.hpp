@@ -66,15 +66,15 @@ struct backend_state {
   std::unique_ptr<sqlite_detail::connection> writer;
   std::optional<sqlite_detail::reader_pool> readers;
   // The connections threads keep for their reads (thread_reader.hpp), and this backend's
-  // generation there (0 until registered in live_registries by the constructor).
+  // generation there (0 until registered in reader_cache::live() by the constructor).
   reader_registry thread_readers;
   std::uint64_t generation = 0;
 
   // Registers thread_readers (at most cap readers) once readers is set. Errors: std::bad_alloc.
   void register_thread_readers(std::size_t cap) {
     thread_readers.cap = cap;
-    const std::uint64_t gen = next_generation();
-    live_registries::instance().add(gen, &thread_readers);
+    const std::uint64_t gen = detail::next_reader_generation();
+    reader_cache::live().add(gen, &thread_readers);
     generation = gen;
   }
 
@@ -236,7 +236,7 @@ struct backend_state {
   }
 
   ~backend_state() {
-    live_registries::instance().remove(generation);  // no thread gives a reader back afterwards
+    reader_cache::live().remove(generation);  // no thread gives a reader back afterwards
     thread_readers.close();
     readers.reset();
     writer.reset();
