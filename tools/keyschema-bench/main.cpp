@@ -2301,7 +2301,7 @@ void usage() {
       "         [--sync on|off|both] [--repetitions N] [--warmup N] [--dir PATH]\n"
       "         [--json PATH] [--svg PATH] [--no-progress]\n"
       "         [--etcd-endpoints URL,... | --etcd-script PATH] [--etcd-port N] [--etcd-limits]\n"
-      "         [--setting-costs]\n"
+      "         [--setting-costs] [--reads-per-sample N]\n"
       "Default: every backend but etcd and every workload, no warm-up and 5 repetitions, --json\n"
       "keyschema-bench.json --svg keyschema-bench.svg in the current directory, data in a fresh\n"
       "temporary directory. --quick: sizes / 20, no warm-up, 1 repetition (seconds; indicative only:\n"
@@ -2317,6 +2317,8 @@ void usage() {
       "(listed under the table). --etcd-limits: instead of the workloads, measure etcd's limits on a\n"
       "cluster of its own (operations and bytes per Txn, value size, a 64 MiB space quota filled\n"
       "until etcd refuses writes) and print each error the adapter gives.\n"
+      "--reads-per-sample N: readers_N's point reads per repetition, all threads together (default\n"
+      "40,000, scaled by --quick/--full/--scale; more make each sample longer and steadier).\n"
       "--setting-costs: instead of the workloads, measure what each adapter setting costs on the\n"
       "engines' native APIs (the rate with the setting / without it; publish at sync on and off,\n"
       "random reads, range reads), and the adapter's settings against the engine's defaults.\n"
@@ -2350,6 +2352,7 @@ int main(int argc, char** argv) {
     std::string etcd_endpoints, etcd_script = default_etcd_script();
     int etcd_port = 24800;
     bool etcd_limits = false, setting_costs = false;
+    std::uint64_t reads_per_sample = 0;  // 0: readers_N's default (scaled)
     for (std::size_t i = 0; i < opt.rest.size(); ++i) {
       const std::string& a = opt.rest[i];
       if (a == "--etcd-endpoints" && i + 1 < opt.rest.size()) {
@@ -2360,6 +2363,18 @@ int main(int argc, char** argv) {
         etcd_port = std::stoi(opt.rest[++i]);
       } else if (a == "--etcd-limits") {
         etcd_limits = true;
+      } else if (a == "--reads-per-sample" && i + 1 < opt.rest.size()) {
+        const std::string& n = opt.rest[++i];
+        std::size_t used = 0;
+        try {
+          reads_per_sample = std::stoull(n, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != n.size() || reads_per_sample < 8 || n.front() == '-') {
+          std::fprintf(stderr, "keyschema-bench: --reads-per-sample '%s' is not a whole number of at least 8\n", n.c_str());
+          return 2;
+        }
       } else if (a == "--setting-costs") {
         setting_costs = true;
       } else if (a == "--help" || a == "-h") {
@@ -2373,6 +2388,7 @@ int main(int argc, char** argv) {
     // --quick, --full and --scale are the comparison harness's options (options::parse).
     quick = opt.quick;
     if (opt.scale != 1.0) sz.scale(opt.scale);
+    if (reads_per_sample != 0) sz.concurrent_reads = reads_per_sample;
     if (opt.json.empty()) opt.json = "keyschema-bench.json";
     if (opt.svg.empty()) opt.svg = "keyschema-bench.svg";
     // Every backend but etcd unless --backends names them.
