@@ -3,7 +3,8 @@
 
 usage: check_bench_json.py <keyschema-bench> <work dir> <backend>...
 
-Fails (exit 1, saying why) unless the program exits 0, the JSON parses, is format 2 (format_version,
+Fails (exit 1, saying why) unless the program exits 0 (it stops with an error when the sides of
+readers_N did not hold the same entries), the JSON parses, is format 2 (format_version,
 keyschema_version, timestamp, settings, machine, runs, recommendations; every run keeps its
 repetitions' samples; a figure not measured is null, never 0), every run has the documented fields with sane values, every listed backend appears, and
 the durable backends appear at sync on and off with a native ratio for the LevelDB and LMDB

@@ -419,7 +419,49 @@ auto writers_workload(const sizes& sz, unsigned threads) {
   };
 }
 
-// readers_N: N threads reading message contents at random (preloaded, not timed).
+// The entries of a database: how many, their key and value bytes, and an order-independent
+// digest of their bytes (the sum of a 64-bit FNV-1a hash per entry). Two databases with equal
+// digests hold the same entries (up to a hash collision).
+struct entries_digest {
+  std::uint64_t entries = 0, bytes = 0, hash = 0;
+  void add(std::string_view k, std::string_view v) {
+    std::uint64_t h = 14695981039346656037ull;
+    auto mix = [&](std::string_view s) {
+      for (const char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    };
+    mix(k);
+    h = (h ^ 0x100) * 1099511628211ull;  // separates key from value: ("ab", "c") != ("a", "bc")
+    mix(v);
+    ++entries;
+    bytes += k.size() + v.size();
+    hash += h;
+  }
+  bool operator==(const entries_digest&) const = default;
+  std::string str() const { return std::to_string(entries) + " entries of " + std::to_string(bytes) + " bytes"; }
+};
+// readers_N's preload as the first store that ran it held it (its keys and values, the store's
+// own records, whose keys start with 0xFF, left out): every store and both native sides of every
+// engine must hold the same entries (readers_native says why).
+std::optional<entries_digest>& readers_preload() {
+  static std::optional<entries_digest> d;
+  return d;
+}
+// Throws when `d` (what `side` holds after readers_N's preload) differs from what the first store
+// held.
+void check_readers_preload(const entries_digest& d, const std::string& side) {
+  std::optional<entries_digest>& first = readers_preload();
+  if (!first) first = d;
+  else if (d != *first)
+    throw std::runtime_error("readers: " + side + " holds " + d.str() + " after the preload, the first store " +
+                             first->str() + (d.entries == first->entries && d.bytes == first->bytes
+                                                 ? " with other bytes" : "") +
+                             ": the sides would read different databases (a LevelDB or RocksDB of another size has "
+                             "another shape: other memtable flushes, another fit in the block cache)");
+}
+
+// readers_N: N threads reading message contents at random (preloaded, not timed). Afterwards (not
+// timed: a scan before the reads would fill the engine's block cache) the store's entries are
+// checked against the other sides' (check_readers_preload).
 auto readers_workload(const sizes& sz, unsigned threads) {
   return [sz, threads](auto& db, cmp::probe& p) {
     publish(db, sz.messages, sz.queues, {.sync = false}, nullptr);
@@ -427,6 +469,9 @@ auto readers_workload(const sizes& sz, unsigned threads) {
       const std::uint64_t id = (i * 2654435761u + t * 97u) % sz.messages;
       if (!db.template get<message_content>({id, 0u})) throw std::runtime_error("readers: message missing");
     });
+    entries_digest d;
+    for (auto c = db.backend().cursor(ks::key_range{"", "\xff"}, nullptr); c.valid(); c.next()) d.add(c.key(), c.value());
+    check_readers_preload(d, "the store");
   };
 }
 
@@ -1468,10 +1513,59 @@ std::string be(std::uint64_t v, int bytes) {
   return out;
 }
 
+// The tuple encoding (docs/encoding.md) of a text without a NUL byte (02 text 00) and of an
+// unsigned integer (14 for zero, else 14 + n and the value big-endian in its n bytes), by hand.
+std::string tuple_text(std::string_view s) {
+  std::string out(1, '\x02');
+  out.append(s);
+  out.push_back('\0');
+  return out;
+}
+std::string tuple_uint(std::uint64_t v) {
+  int n = 0;
+  for (std::uint64_t x = v; x != 0; x >>= 8) ++n;
+  return static_cast<char>(0x14 + n) + (n == 0 ? std::string() : be(v, n));
+}
+
+// The keys (and count values) the native side writes for the broker's keyspaces.
+//   hand_packed: one-letter tags, ids big-endian, counts 8 bytes big-endian (the layout above),
+//     what a user of the plain engine would pack by hand; every broker workload but readers_N.
+//   seed_words: the seed schema's words and fields as the store writes them, in the tuple
+//     encoding, written by hand (tuple_text, tuple_uint): "MESSAGE" id offset "MESSAGE_CONTENT",
+//     "DESTINATION" queue "MESSAGE_METADATA" id, "MESSAGE_INDEX" id, "MESSAGE_COUNT" queue, counts
+//     as one tuple integer. readers_N: a point read's speed depends on the database's shape,
+//     which follows its size (readers_native says how).
+enum class native_keys { hand_packed, seed_words };
+std::string broker_content_key(native_keys k, std::uint64_t id, std::uint64_t offset) {
+  if (k == native_keys::hand_packed) return "M" + be(id, 8) + be(offset, 4);
+  return tuple_text("MESSAGE") + tuple_uint(id) + tuple_uint(offset) + tuple_text("MESSAGE_CONTENT");
+}
+std::string broker_meta_key(native_keys k, const std::string& q, std::uint64_t id) {
+  if (k == native_keys::hand_packed) return "D" + q + std::string(1, '\0') + be(id, 8);
+  return tuple_text("DESTINATION") + tuple_text(q) + tuple_text("MESSAGE_METADATA") + tuple_uint(id);
+}
+std::string broker_index_key(native_keys k, std::uint64_t id) {
+  return k == native_keys::hand_packed ? "I" + be(id, 8) : tuple_text("MESSAGE_INDEX") + tuple_uint(id);
+}
+std::string broker_count_key(native_keys k, const std::string& q) {
+  return k == native_keys::hand_packed ? "C" + q : tuple_text("MESSAGE_COUNT") + tuple_text(q);
+}
+// A count of at least 0.
+std::string broker_count_value(native_keys k, std::int64_t c) {
+  const auto u = static_cast<std::uint64_t>(c);
+  return k == native_keys::hand_packed ? be(u, 8) : tuple_uint(u);
+}
+// The first bytes of every key of each broker keyspace.
+std::vector<std::string> broker_prefixes(native_keys k) {
+  if (k == native_keys::hand_packed) return {"C", "D", "I", "M"};
+  return {tuple_text("DESTINATION"), tuple_text("MESSAGE"), tuple_text("MESSAGE_COUNT"), tuple_text("MESSAGE_INDEX")};
+}
+
 // chunk_size 0: one 1 KiB content value per message; otherwise 64 KiB bodies in chunks of
 // chunk_size (the chunks only: no header, no erase of a previous value). Not timed when p is null.
+// keys: the key layout (native_keys).
 void publish_native(native_kv& db, std::uint64_t messages, std::uint64_t queues, std::size_t chunk_size,
-                    cmp::probe* p) {
+                    cmp::probe* p, native_keys keys = native_keys::hand_packed) {
   std::optional<unsynced> preparing;
   if (p == nullptr) preparing.emplace(db);
   std::map<std::string, std::int64_t> counts;
@@ -1484,15 +1578,15 @@ void publish_native(native_kv& db, std::uint64_t messages, std::uint64_t queues,
       std::map<std::string, std::int64_t> touched;
       for (std::uint64_t id = first; id < last; ++id) {
         const std::string q = queue_name(id % queues);
-        if (chunk_size == 0) kvs.emplace_back("M" + be(id, 8) + be(0, 4), content);
+        if (chunk_size == 0) kvs.emplace_back(broker_content_key(keys, id, 0), content);
         else
           for (std::size_t off = 0, c = 1; off < body_64k.size(); off += chunk_size, ++c)
-            kvs.emplace_back("M" + be(id, 8) + be(c, 4), body_64k.substr(off, chunk_size));
-        kvs.emplace_back("D" + q + std::string(1, '\0') + be(id, 8), meta);
-        kvs.emplace_back("I" + be(id, 8), q);
+            kvs.emplace_back(broker_content_key(keys, id, c), body_64k.substr(off, chunk_size));
+        kvs.emplace_back(broker_meta_key(keys, q, id), meta);
+        kvs.emplace_back(broker_index_key(keys, id), q);
         touched[q] = ++counts[q];
       }
-      for (const auto& [q, c] : touched) kvs.emplace_back("C" + q, be(static_cast<std::uint64_t>(c), 8));
+      for (const auto& [q, c] : touched) kvs.emplace_back(broker_count_key(keys, q), broker_count_value(keys, c));
       db.write_pairs(kvs);
     };
     if (p != nullptr) p->op(commit, last - first);
@@ -1521,14 +1615,42 @@ void writers_native(native_kv& db, const sizes& sz, unsigned threads, cmp::probe
   });
 }
 
-// readers_N on a native API: the same random reads of message contents (preloaded, not timed).
+// readers_N on a native API: the same random reads of message contents (preloaded, not timed),
+// on the same entries as the store's: the seed's keys in the store's bytes (native_keys::
+// seed_words), checked afterwards (check_readers_preload). A point read's speed depends on where
+// its entry is: in LevelDB's or RocksDB's memtable (a skip list search), in a table block in the
+// block cache, or in a block read from the table file, checked and decompressed; where the
+// entries are when the reads start follows from their bytes, at thresholds (a memtable is
+// written to a table when it reaches write_buffer_size, tables fit the block cache or not).
+// With the shorter hand-packed keys, --scale 10 (10,000 messages) left LevelDB's native side
+// with 3,200 messages in its memtable and 6,800 in tables that fit its 8 MiB block cache, and
+// the store with all of them in tables (its third memtable filled at message 9,900), 2 MiB of
+// blocks more than the cache holds: 44 % of its reads missed the cache and keyschema read at
+// about half the native rate, at the native rate with 9,000 or 11,000 messages. What the longer
+// keys cost is the schema's choice of words, not the typed layer's
+// (docs/performance.md#key-length).
 void readers_native(native_kv& db, const sizes& sz, unsigned threads, cmp::probe& p) {
-  publish_native(db, sz.messages, sz.queues, 0, nullptr);
+  publish_native(db, sz.messages, sz.queues, 0, nullptr, native_keys::seed_words);
   p.parallel(threads, sz.concurrent_reads / threads, [&](unsigned t, std::uint64_t i) {
-    thread_local std::string v;
+    thread_local std::string k, v;  // kept: no allocation per read, as the store encodes its keys
     const std::uint64_t id = (i * 2654435761u + t * 97u) % sz.messages;
-    if (!db.get_raw(native_content_key(id), v)) throw std::runtime_error("readers native: message missing");
+    // broker_content_key(native_keys::seed_words, id, 0), encoded in place.
+    k.assign("\x02MESSAGE\x00", 9);
+    int n = 0;
+    for (std::uint64_t x = id; x != 0; x >>= 8) ++n;
+    k.push_back(static_cast<char>(0x14 + n));
+    for (int b = n - 1; b >= 0; --b) k.push_back(static_cast<char>(id >> (8 * b)));
+    k.push_back('\x14');  // offset 0
+    k.append("\x02MESSAGE_CONTENT\x00", 17);
+    if (!db.get_raw(k, v)) throw std::runtime_error("readers native: message missing");
   });
+  entries_digest d;
+  for (const std::string& prefix : broker_prefixes(native_keys::seed_words))
+    db.scan(prefix, {}, static_cast<std::size_t>(-1), [&](std::string_view k, std::string_view v) {
+      d.add(k, v);
+      return true;
+    });
+  check_readers_preload(d, "the native side");
 }
 
 // The broker's other workloads on a native API, written as a user of the plain engine would write
