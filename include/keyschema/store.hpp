@@ -417,6 +417,8 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
       direct_.clear();
       materialized_ = true;
       needs_resolution_ = false;
+      // A very large operation's buffer is given back, as the thread's batches are.
+      if (stage_.capacity() > detail::commit_batch_lease::kept_limit) stage_ = std::string();
     }
   }
   // Number of operations (puts, erases and adds).

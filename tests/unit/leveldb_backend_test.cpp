@@ -400,6 +400,7 @@ TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
 }
 
 static_assert(keyschema::backend_with_direct_batch<leveldb_backend>);
+static_assert(std::is_nothrow_move_constructible_v<keyschema::leveldb_direct_batch>);
 
 namespace {
 // wb's operations in a leveldb_direct_batch.

@@ -99,21 +99,23 @@ using lsm = detail::lsm_adapter<engine_traits>;
 
 // The batch keyschema::store_batch builds for a leveldb_backend (backend_with_direct_batch): a
 // leveldb::WriteBatch, written by leveldb_backend::write_direct as it is, so that each key and
-// value is copied once, into it, and not first into a write_batch. Thread-safety: a plain value.
+// value is copied once, into it, and not first into a write_batch. The WriteBatch is allocated by
+// the first operation (moves are cheap and do not throw; LevelDB's WriteBatch has no move).
+// Thread-safety: a plain value.
 class leveldb_direct_batch {
  public:
-  // Appends a put of key -> value / an erase of key (copies them).
+  // Appends a put of key -> value / an erase of key (copies them). Errors: std::bad_alloc.
   void put(std::string_view key, std::string_view value) {
-    b_.Put(::leveldb::Slice(key.data(), key.size()), ::leveldb::Slice(value.data(), value.size()));
+    engine().Put(::leveldb::Slice(key.data(), key.size()), ::leveldb::Slice(value.data(), value.size()));
     noted(key.size() + value.size());
   }
   void erase(std::string_view key) {
-    b_.Delete(::leveldb::Slice(key.data(), key.size()));
+    engine().Delete(::leveldb::Slice(key.data(), key.size()));
     noted(key.size());
   }
   // Removes every operation; keeps the allocated capacity.
   void clear() noexcept {
-    b_.Clear();
+    if (b_) b_->Clear();
     ops_ = 0;
     bytes_ = 0;
     largest_ = 0;
@@ -126,6 +128,7 @@ class leveldb_direct_batch {
 
   // Appends every operation to out, in order. Errors: std::bad_alloc (out is then unspecified).
   void append_to(write_batch& out) const {
+    if (!b_) return;
     // LevelDB is built without exceptions: none may unwind through Iterate.
     struct handler final : ::leveldb::WriteBatch::Handler {
       write_batch* out = nullptr;
@@ -149,7 +152,7 @@ class leveldb_direct_batch {
     } h;
     h.out = &out;
     out.reserve(out.size() + ops_, out.byte_size() + bytes_);
-    const ::leveldb::Status st = b_.Iterate(&h);
+    const ::leveldb::Status st = b_->Iterate(&h);
     if (h.error) std::rethrow_exception(h.error);
     // Built by put and erase only: LevelDB cannot find it malformed.
     if (!st.ok()) {
@@ -160,12 +163,17 @@ class leveldb_direct_batch {
 
  private:
   friend class leveldb_backend;
+  // The engine's batch, allocated when first needed. Errors: std::bad_alloc.
+  ::leveldb::WriteBatch& engine() {
+    if (!b_) b_ = std::make_unique<::leveldb::WriteBatch>();
+    return *b_;
+  }
   void noted(std::size_t entry) noexcept {
     ++ops_;
     bytes_ += entry;
     if (entry > largest_) largest_ = entry;
   }
-  ::leveldb::WriteBatch b_;
+  std::unique_ptr<::leveldb::WriteBatch> b_;
   std::size_t ops_ = 0;
   std::size_t bytes_ = 0;
   std::size_t largest_ = 0;
@@ -331,7 +339,7 @@ class leveldb_backend {
     }
     if (s_->write_failed.load(std::memory_order_acquire)) refuse_write_after_failure(batch.size());
     leveldb_detail::lsm::check_op_count(batch.size());
-    write_engine_batch(batch.b_, batch.size(), opts);
+    write_engine_batch(batch.engine(), batch.size(), opts);
   }
 
   // A view of the latest committed state that does not change while writers go on. Copies share
