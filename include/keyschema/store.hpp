@@ -266,6 +266,23 @@ class basic_reader {
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
 };
 
+// The value writer of basic_writer::put for a value stored as it is (std::string, bytes: value
+// codec "raw"): appends value, then check(value.size()) (throws limit_error). A sink that copies
+// value from where it is (store_batch on a backend_with_direct_batch) calls check itself.
+template <class Check>
+struct raw_value_writer {
+  std::string_view value;
+  Check check;
+  void operator()(std::string& b) const {
+    b.append(value);
+    check(value.size());
+  }
+};
+template <class T>
+inline constexpr bool is_raw_value_writer = false;
+template <class Check>
+inline constexpr bool is_raw_value_writer<raw_value_writer<Check>> = true;
+
 // Typed writes over a Derived that provides, to store_access (detail/store/store_access.hpp),
 //   template <class KW, class VW> void emplace_op(write_batch::op_kind, KW&&, VW&&);
 //   backend_limits limits() const;
@@ -283,19 +300,35 @@ class basic_writer {
   void put(const key_arg<KS>& key, const typename KS::value_type& value) {
     static_assert(check_keyspace<Schema, KS>());
     static_assert(check_writable<KS>());
+    using V = typename KS::value_type;
     std::size_t key_bytes = 0;
-    store_access::emplace_op(
-        self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
-        [&](std::string& b) {
-          const std::size_t mark = b.size();
-          try {
-            value_traits<typename KS::value_type>::encode(b, value);
-          } catch (const encode_error& e) {
-            throw encode_error("keyschema::put: keyspace '" + std::string(KS::name) + "': the value does not encode (" +
-                               e.what() + "); nothing was written");
-          }
-          check_value_limit(KS::name, store_access::limits(self()), key_bytes, b.size() - mark);
-        });
+    if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, bytes>) {
+      // Stored as they are (value_codec "raw"): a sink may copy them from value itself.
+      std::string_view v;
+      if constexpr (std::is_same_v<V, bytes>) {
+        v = value.view();
+      } else {
+        v = value;
+      }
+      store_access::emplace_op(
+          self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
+          raw_value_writer{v, [&](std::size_t value_bytes) {
+                             check_value_limit(KS::name, store_access::limits(self()), key_bytes, value_bytes);
+                           }});
+    } else {
+      store_access::emplace_op(
+          self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
+          [&](std::string& b) {
+            const std::size_t mark = b.size();
+            try {
+              value_traits<typename KS::value_type>::encode(b, value);
+            } catch (const encode_error& e) {
+              throw encode_error("keyschema::put: keyspace '" + std::string(KS::name) + "': the value does not encode (" +
+                                 e.what() + "); nothing was written");
+            }
+            check_value_limit(KS::name, store_access::limits(self()), key_bytes, b.size() - mark);
+          });
+    }
   }
 
   // Erases key from keyspace KS when the batch or transaction commits (a missing key is fine).
@@ -450,11 +483,18 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
       stage_.clear();
       kw(stage_);
       const std::size_t key_end = stage_.size();
-      vw(stage_);
+      std::string_view value;
+      if constexpr (detail::is_raw_value_writer<std::remove_cvref_t<VW>>) {
+        vw.check(vw.value.size());
+        value = vw.value;  // copied once, from where it is, by direct_.put
+      } else {
+        vw(stage_);
+        value = std::string_view(stage_).substr(key_end);
+      }
       const std::string_view key(stage_.data(), key_end);
       const bool resolve = detail::derived_writes<Schema>::needs_key(key);
       if (kind == write_batch::op_kind::put) {
-        direct_.put(key, std::string_view(stage_).substr(key_end));
+        direct_.put(key, value);
       } else {
         direct_.erase(key);
       }

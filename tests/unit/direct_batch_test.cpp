@@ -67,11 +67,13 @@ class direct_backend : public ks::memory_backend {
   ks::backend_limits limits() const noexcept {
     ks::backend_limits l;
     l.max_ops_per_write = max_ops_;
+    l.max_entry_bytes = max_entry_;
     return l;
   }
 
   void fail_next() { fail_next_.store(true); }
   void set_max_ops(std::size_t n) { max_ops_ = n; }
+  void set_max_entry(std::size_t n) { max_entry_ = n; }
   void close_gate() {
     std::lock_guard lk(mu_);
     open_ = false;
@@ -110,6 +112,7 @@ class direct_backend : public ks::memory_backend {
   int direct_writes_ = 0;
   std::atomic<bool> fail_next_{false};
   std::size_t max_ops_ = ks::backend_limits{}.max_ops_per_write;
+  std::size_t max_entry_ = ks::backend_limits{}.max_entry_bytes;
 };
 
 static_assert(ks::backend_with_direct_batch<direct_backend>);
@@ -121,7 +124,8 @@ using message_count =
     ks::keyspace<"message_count", ks::count_of<message, 1>, ks::lit<"COUNT">, ks::field<"queue", std::string>>;
 using note = ks::keyspace<"note", std::string, ks::lit<"NOTE">, ks::field<"id", std::uint64_t>>;
 using sequence = ks::keyspace<"sequence", std::int64_t, ks::lit<"SEQ">>;
-using schema = ks::schema<message, message_count, note, sequence>;
+using blob = ks::keyspace<"blob", ks::bytes, ks::lit<"BLOB">, ks::field<"id", std::uint64_t>>;
+using schema = ks::schema<message, message_count, note, sequence, blob>;
 using store_type = ks::store<schema, direct_backend>;
 
 const direct_backend& backend_of(const store_type& db) { return db.backend(); }
@@ -231,6 +235,33 @@ TEST_CASE("direct batch: the store's limits per write apply", "[direct_batch]") 
   CHECK(b.size() == 3);
   CHECK_FALSE(db.get<note>({1}));
   CHECK(backend_of(db).direct_writes() == 0);
+}
+
+TEST_CASE("direct batch: an entry over the backend's limit is refused at put, nothing added", "[direct_batch]") {
+  store_type db;
+  db.unsafe_backend().set_max_entry(64);
+  auto b = db.batch();
+  b.put<note>({1}, "fits");
+  b.put<blob>({1}, ks::bytes(std::string(40, 'b')));
+  // std::string and bytes values are copied from where they are: checked all the same.
+  const auto refused = [&](auto&& put) {
+    try {
+      put();
+      FAIL("an entry over 64 bytes was added");
+    } catch (const ks::limit_error& e) {
+      const std::string what = e.what();
+      INFO(what);
+      CHECK(what.find("max_entry_bytes") != std::string::npos);
+    }
+    CHECK(b.size() == 2);
+  };
+  refused([&] { b.put<note>({2}, std::string(64, 'n')); });
+  refused([&] { b.put<blob>({2}, ks::bytes(std::string(64, 'b'))); });
+  b.commit();
+  CHECK(db.get<note>({1}) == std::optional<std::string>("fits"));
+  CHECK(db.get<blob>({1}) == std::optional<ks::bytes>(ks::bytes(std::string(40, 'b'))));
+  CHECK_FALSE(db.get<note>({2}));
+  CHECK_FALSE(db.get<blob>({2}));
 }
 
 TEST_CASE("direct batch: batches queued behind a commit are merged and written together",
