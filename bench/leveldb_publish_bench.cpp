@@ -17,7 +17,10 @@
 // wall time (1.00 is parity, higher is keyschema faster).
 //
 // Run: build/bench/bench/leveldb_publish_bench [messages] [rounds]   (100000 and 3 by default;
-// databases go to $TMPDIR or /tmp and are removed after each run).
+// databases go to $TMPDIR or /tmp and are removed after each run). Instructions per message of
+// each side, by callgrind: bench/callgrind_publish.sh build/bench/bench/leveldb_publish_bench.
+// Round 0's first side (keyschema) also pays for the process's heap growing (page faults, in
+// the publishing thread's CPU time): compare later rounds when the gap is small.
 #include <keyschema/keyschema.hpp>
 #include <keyschema/leveldb.hpp>
 
