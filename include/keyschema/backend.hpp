@@ -259,6 +259,33 @@ concept backend_with_concurrent_writes = backend_with_write_transaction<B> && re
 template <class B>
 concept backend_with_compact_range = backend<B> && requires(B& b, const key_range& r) { b.compact_range(r); };
 
+// Optional: a backend whose engine batch the typed layer can build directly, so that a batch's
+// keys and values are copied once, into the engine's batch, instead of into a write_batch first
+// and into the engine's batch at write() (LevelDB: a leveldb::WriteBatch cannot adopt another
+// buffer). B::direct_batch_type holds puts and erases in order, as write_batch does:
+//   put(key, value), erase(key): appends an operation (copies its bytes);
+//   clear() noexcept: removes every operation, keeping the capacity;
+//   size(), byte_size(): operations and key plus value bytes held (as write_batch's);
+//   append_to(out): appends every operation to the write_batch out, in order (copies).
+// b.write_direct(d, wo) writes d as b.write(batch, wo) would write a write_batch holding d's
+// operations: the same effect, the same checks and the same errors (d is left as it was, but for
+// engine bookkeeping such as LevelDB's sequence number in the batch's header).
+// keyschema::store_batch encodes into one when the backend has none of backend_with_write_guards
+// (whose writes are guarded inside the engine's transaction).
+template <class B>
+concept backend_with_direct_batch =
+    backend<B> && std::default_initializable<typename B::direct_batch_type> &&
+    requires(B& b, typename B::direct_batch_type& d, const typename B::direct_batch_type& cd, std::string_view s,
+             const write_options& wo, write_batch& out) {
+      d.put(s, s);
+      d.erase(s);
+      { d.clear() } noexcept;
+      { cd.size() } -> std::convertible_to<std::size_t>;
+      { cd.byte_size() } -> std::convertible_to<std::size_t>;
+      cd.append_to(out);
+      b.write_direct(d, wo);
+    };
+
 // Where the keys of one placed keyspace (keyschema::placed, schema.hpp) go: the keys starting
 // with `prefix` (the encoding of the keyspace's leading literals) belong to `placement`. When
 // `previous` is set (ks::migrate only, moving the keyspace), they may also still be in

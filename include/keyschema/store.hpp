@@ -124,6 +124,22 @@ struct write_batch_ops {
 };
 using commit_batch_lease = thread_batch_lease<write_batch, write_batch_ops>;
 
+// Whether store_batch encodes into Backend's engine batch (backend_with_direct_batch), and that
+// batch's type. Not on a backend_with_write_guards: its writes are guarded inside the engine's
+// write transaction, which write_direct does not take.
+template <class Backend>
+inline constexpr bool direct_batch_for = backend_with_direct_batch<Backend> && !backend_with_write_guards<Backend>;
+template <class Backend, bool = direct_batch_for<Backend>>
+struct direct_batch_of {
+  using type = void;
+};
+template <class Backend>
+struct direct_batch_of<Backend, true> {
+  using type = typename Backend::direct_batch_type;
+};
+template <class Backend>
+using direct_batch_t = typename direct_batch_of<Backend>::type;
+
 template <class... Args>
 struct starts_with_adopt : std::false_type {};
 template <class First, class... Rest>
@@ -250,6 +266,23 @@ class basic_reader {
   const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
 };
 
+// The value writer of basic_writer::put for a value stored as it is (std::string, bytes: value
+// codec "raw"): appends value, then check(value.size()) (throws limit_error). A sink that copies
+// value from where it is (store_batch on a backend_with_direct_batch) calls check itself.
+template <class Check>
+struct raw_value_writer {
+  std::string_view value;
+  Check check;
+  void operator()(std::string& b) const {
+    b.append(value);
+    check(value.size());
+  }
+};
+template <class T>
+inline constexpr bool is_raw_value_writer = false;
+template <class Check>
+inline constexpr bool is_raw_value_writer<raw_value_writer<Check>> = true;
+
 // Typed writes over a Derived that provides, to store_access (detail/store/store_access.hpp),
 //   template <class KW, class VW> void emplace_op(write_batch::op_kind, KW&&, VW&&);
 //   backend_limits limits() const;
@@ -267,19 +300,35 @@ class basic_writer {
   void put(const key_arg<KS>& key, const typename KS::value_type& value) {
     static_assert(check_keyspace<Schema, KS>());
     static_assert(check_writable<KS>());
+    using V = typename KS::value_type;
     std::size_t key_bytes = 0;
-    store_access::emplace_op(
-        self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
-        [&](std::string& b) {
-          const std::size_t mark = b.size();
-          try {
-            value_traits<typename KS::value_type>::encode(b, value);
-          } catch (const encode_error& e) {
-            throw encode_error("keyschema::put: keyspace '" + std::string(KS::name) + "': the value does not encode (" +
-                               e.what() + "); nothing was written");
-          }
-          check_value_limit(KS::name, store_access::limits(self()), key_bytes, b.size() - mark);
-        });
+    if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, bytes>) {
+      // Stored as they are (value_codec "raw"): a sink may copy them from value itself.
+      std::string_view v;
+      if constexpr (std::is_same_v<V, bytes>) {
+        v = value.view();
+      } else {
+        v = value;
+      }
+      store_access::emplace_op(
+          self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
+          raw_value_writer{v, [&](std::size_t value_bytes) {
+                             check_value_limit(KS::name, store_access::limits(self()), key_bytes, value_bytes);
+                           }});
+    } else {
+      store_access::emplace_op(
+          self(), write_batch::op_kind::put, [&](std::string& b) { key_bytes = encode_checked<KS>(b, key); },
+          [&](std::string& b) {
+            const std::size_t mark = b.size();
+            try {
+              value_traits<typename KS::value_type>::encode(b, value);
+            } catch (const encode_error& e) {
+              throw encode_error("keyschema::put: keyspace '" + std::string(KS::name) + "': the value does not encode (" +
+                                 e.what() + "); nothing was written");
+            }
+            check_value_limit(KS::name, store_access::limits(self()), key_bytes, b.size() - mark);
+          });
+    }
   }
 
   // Erases key from keyspace KS when the batch or transaction commits (a missing key is fine).
@@ -356,6 +405,12 @@ class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backen
 // REQUIRES: the store outlives the batch. Thread-safety: one thread at a time.
 template <class Schema, class Backend>
 class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Schema> {
+  // On a backend_with_direct_batch the operations are encoded into the engine's batch (each key
+  // and value copied once), written as it is by a commit with nothing to resolve that commits
+  // alone; the write_batch ops_ then holds them only when asked for (operations(), a commit that
+  // resolves or is merged with others').
+  static constexpr bool direct = detail::direct_batch_for<Backend>;
+
  public:
   // Adds delta to the integer stored under key in keyspace KS (a missing key counts as 0) when
   // the batch commits, after the batch's earlier operations on that key and before its later
@@ -366,7 +421,7 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   void add(const key_arg<KS>& key, std::int64_t delta) {
     static_assert(detail::check_add<Schema, KS>());
     adds_.emplace(
-        ops_.size(), [&](std::string& b) { this->template encode_checked<KS>(b, key); }, delta,
+        op_count(), [&](std::string& b) { this->template encode_checked<KS>(b, key); }, delta,
         &detail::derived_writes<Schema>::template apply_add<KS>);
   }
 
@@ -376,34 +431,98 @@ class store_batch : public detail::basic_writer<store_batch<Schema, Backend>, Sc
   // the batch is then left as it was and nothing was applied. usage_error when this thread
   // holds an open transaction.
   void commit(const write_options& opts = {}) {
-    store_->write_resolved(ops_, adds_.empty() ? nullptr : &adds_, opts);
-    ops_.clear();
-    adds_.clear();
+    if constexpr (direct) {
+      if (adds_.empty() && !needs_resolution_) {
+        store_->write_direct(direct_, ops_, opts);
+      } else {
+        store_->write_resolved(operations(), adds_.empty() ? nullptr : &adds_, opts);
+      }
+    } else {
+      store_->write_resolved(ops_, adds_.empty() ? nullptr : &adds_, opts);
+    }
+    clear();
   }
   // Drops every operation.
   void clear() noexcept {
     ops_.clear();
     adds_.clear();
+    if constexpr (direct) {
+      direct_.clear();
+      materialized_ = true;
+      needs_resolution_ = false;
+      // A very large operation's buffer is given back, as the thread's batches are.
+      if (stage_.capacity() > detail::commit_batch_lease::kept_limit) stage_ = std::string();
+    }
   }
   // Number of operations (puts, erases and adds).
-  std::size_t size() const noexcept { return ops_.size() + adds_.size(); }
-  bool empty() const noexcept { return ops_.empty() && adds_.empty(); }
-  // The batch's puts and erases (its adds are resolved at commit and are not in it).
-  const write_batch& operations() const noexcept { return ops_; }
+  std::size_t size() const noexcept { return op_count() + adds_.size(); }
+  bool empty() const noexcept { return op_count() == 0 && adds_.empty(); }
+  // The batch's puts and erases (its adds are resolved at commit and are not in it). Valid until
+  // the batch is next modified, committed or destroyed. Errors: std::bad_alloc, on a backend
+  // whose engine batch the batch builds directly (backend_with_direct_batch: the first call after
+  // a change copies the operations out of it).
+  const write_batch& operations() const noexcept(!direct) {
+    if constexpr (direct) {
+      if (!materialized_) {
+        ops_.clear();
+        direct_.append_to(ops_);
+        materialized_ = true;
+      }
+    }
+    return ops_;
+  }
 
  private:
   friend class store<Schema, Backend>;
   friend detail::store_access;
   template <class KW, class VW>
   void emplace_op(write_batch::op_kind kind, KW&& kw, VW&& vw) {
-    ops_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
+    if constexpr (direct) {
+      // Encoded into a buffer that stays in the processor's cache, then copied into the engine's
+      // batch; nothing is added when either writer or the engine's batch throws.
+      stage_.clear();
+      kw(stage_);
+      const std::size_t key_end = stage_.size();
+      std::string_view value;
+      if constexpr (detail::is_raw_value_writer<std::remove_cvref_t<VW>>) {
+        vw.check(vw.value.size());
+        value = vw.value;  // copied once, from where it is, by direct_.put
+      } else {
+        vw(stage_);
+        value = std::string_view(stage_).substr(key_end);
+      }
+      const std::string_view key(stage_.data(), key_end);
+      const bool resolve = detail::derived_writes<Schema>::needs_key(key);
+      if (kind == write_batch::op_kind::put) {
+        direct_.put(key, value);
+      } else {
+        direct_.erase(key);
+      }
+      materialized_ = false;
+      needs_resolution_ = needs_resolution_ || resolve;
+    } else {
+      ops_.emplace(kind, std::forward<KW>(kw), std::forward<VW>(vw));
+    }
   }
   backend_limits limits() const { return store_->backend().limits(); }
+  std::size_t op_count() const noexcept {
+    if constexpr (direct) {
+      return direct_.size();
+    } else {
+      return ops_.size();
+    }
+  }
 
   explicit store_batch(store<Schema, Backend>* s) : store_(s), handle_(&s->live_, detail::live_kind::batch) {}
   store<Schema, Backend>* store_;
-  write_batch ops_;
+  // The operations; on a direct backend a copy of direct_'s, current when materialized_.
+  mutable write_batch ops_;
   detail::pending_adds adds_;
+  struct no_direct_batch {};
+  [[no_unique_address]] std::conditional_t<direct, detail::direct_batch_t<Backend>, no_direct_batch> direct_{};
+  std::string stage_;               // the operation being encoded (direct only)
+  mutable bool materialized_ = true;  // ops_ holds direct_'s operations (direct only)
+  bool needs_resolution_ = false;   // an operation's key is one whose writes are resolved (direct only)
   detail::live_handle handle_;
 };
 
@@ -832,7 +951,8 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema>,
   // Constructs the backend from args (a path and options for file-based backends) and checks or
   // records the schema record, comparing it keyspace by keyspace (detail/store/schema_check.hpp):
   //   - a database with this schema's record opens;
-  //   - an empty database gets the record (written with sync);
+  //   - an empty database gets the record (written with sync; on a backend_with_compact_range,
+  //     LevelDB's or RocksDB's, then compacted into a table of its own, see check_fingerprint);
   //   - a database whose record lacks some of this schema's keyspaces (the program added them)
   //     opens, and its record is rewritten to this schema's (with sync; on LMDB in the write
   //     transaction that read it), provided the database holds no key of an added keyspace
@@ -865,7 +985,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema>,
   //     read-write once, or with adopt" - a backend opened read-only (lmdb_options::read_only)
   //     cannot record the schema. Remedy: open it read-write once (empty database) or with
   //     ks::adopt (non-empty one), then read-only;
-  //   backend_error while reading or recording the record.
+  //   backend_error while reading, recording or compacting the record.
   template <class... Args>
     requires(!detail::starts_with_adopt<Args...>::value)
   explicit store(Args&&... args) : backend_(std::forward<Args>(args)...) {
@@ -1134,6 +1254,40 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema>,
     queue_.submit(w, group_limits_, [this](std::span<detail::queued_write* const> g) { commit_group(g); });
   }
 
+  // Writes the operations of a store_batch held in the engine's batch d (store_batch on a
+  // backend_with_direct_batch; none of them needs resolving) atomically, through the commit
+  // queue as write_resolved: alone, d is written as it is (commit_direct); in a group, the
+  // leader copies d's operations into ops (the batch's, unused meanwhile) and commits them as
+  // any other write. Errors: as write_resolved.
+  template <class Direct>
+  void write_direct(Direct& d, write_batch& ops, const write_options& opts) {
+    check_not_in_transaction();
+    detail::queued_write w(
+        &d, [](const void* p, write_batch& out) { static_cast<const Direct*>(p)->append_to(out); }, &ops, d.size(),
+        d.byte_size(), opts);
+    queue_.submit(w, group_limits_, [this](std::span<detail::queued_write* const> g) { commit_group(g); });
+  }
+
+  // REQUIRES: the writer lock is held; q is a direct write (write_direct). Commits q as
+  // commit_locked commits a write with nothing to resolve: the batch's limits, then the write.
+  void commit_direct(detail::queued_write& q) {
+    if constexpr (detail::direct_batch_for<Backend>) {
+      const backend_limits l = backend_.limits();
+      if (q.op_count > l.max_ops_per_write || q.bytes > l.max_bytes_per_write) [[unlikely]] {
+        materialize(q);
+        check_batch(*q.ops);  // throws the error naming the batch's keyspaces
+      }
+      backend_.write_direct(*static_cast<detail::direct_batch_t<Backend>*>(q.direct), q.opts);
+    }
+  }
+  // Copies a direct write's operations into its write_batch, once.
+  static void materialize(detail::queued_write& q) {
+    if (q.ops != nullptr) return;
+    q.scratch->clear();
+    q.materialize(q.direct, *q.scratch);
+    q.ops = q.scratch;
+  }
+
   // The commit queue's leader commits a group (commit_queue.hpp): each member's result goes to
   // its own error. The writer lock is held across the engine write, because correctness needs it:
   // a transaction (which holds it while open) must see no commit between its reads and its own
@@ -1145,6 +1299,20 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema>,
   // other wrong, and a transaction or a group that resolves, holding it exclusively, still sees
   // no commit of this process between its reads and its commit (writer_mutex.hpp).
   void commit_group(std::span<detail::queued_write* const> g) {
+    if constexpr (detail::direct_batch_for<Backend>) {
+      if (g.size() == 1 && g[0]->direct != nullptr) {
+        std::unique_lock<writer_mutex_type> lk(writer_mu_);
+        g[0]->error = nullptr;
+        try {
+          commit_direct(*g[0]);
+        } catch (...) {
+          g[0]->error = std::current_exception();
+        }
+        return;
+      }
+      // In a group: every member as a write_batch (a failure to copy fails the whole group).
+      for (detail::queued_write* q : g) materialize(*q);
+    }
     if constexpr (backend_with_concurrent_writes<Backend>) {
       bool plain = true;
       for (const detail::queued_write* q : g)
@@ -1454,11 +1622,25 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema>,
         }
       }
     }
+    bool recorded = false;
     detail::check_schema_record<Schema>(
         where(), adopting, backend_read_only(),
         [&](std::string_view k, std::string& v) { return backend_.get(k, v, nullptr); },
         [&](const key_range& r) { return backend_.cursor(r, nullptr); },
-        [&](const write_batch& b) { backend_.write(b, write_options{.sync = true}); });
+        [&](const write_batch& b) {
+          backend_.write(b, write_options{.sync = true});
+          recorded = true;
+        });
+    if constexpr (backend_with_compact_range<Backend>) {
+      // The schema record sorts after every keyspace's key (0xFF). In an LSM engine's table with
+      // the first keys written after it, it would make that table's range overlap every later
+      // table of keys written in ascending order (message ids), so that compactions would rewrite
+      // those tables instead of moving them down a level: the record just written to a new
+      // database goes to a table of its own (the engine flushes its memtable, which holds only
+      // the record then). Publishing a million messages on LevelDB spent a fifth more background
+      // CPU without this.
+      if (recorded) backend_.compact_range(key_range{std::string(1, '\xff'), std::string(), false});
+    }
   }
 
   Backend backend_;

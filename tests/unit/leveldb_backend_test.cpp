@@ -399,6 +399,129 @@ TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
   }
 }
 
+static_assert(keyschema::backend_with_direct_batch<leveldb_backend>);
+static_assert(std::is_nothrow_move_constructible_v<keyschema::leveldb_direct_batch>);
+
+namespace {
+// wb's operations in a leveldb_direct_batch.
+keyschema::leveldb_direct_batch direct_of(const write_batch& wb) {
+  keyschema::leveldb_direct_batch d;
+  for (const write_batch::op o : wb) {
+    if (o.kind == write_batch::op_kind::put) {
+      d.put(o.key, o.value);
+    } else {
+      d.erase(o.key);
+    }
+  }
+  return d;
+}
+}  // namespace
+
+// What keyschema::store_batch commits on LevelDB: the engine's batch, built directly.
+TEST_CASE("leveldb_backend: leveldb_direct_batch's size, byte_size and append_to give back its operations in order",
+          "[leveldb]") {
+  write_batch wb;
+  wb.put("a", "1");
+  wb.erase("b");
+  wb.put("a", std::string(3000, 'x'));
+  wb.put("", "");
+  keyschema::leveldb_direct_batch d = direct_of(wb);
+  CHECK(d.size() == wb.size());
+  CHECK(d.byte_size() == wb.byte_size());
+  CHECK(d.largest_entry() == 3001);
+  write_batch back;
+  back.put("before", "kept");
+  d.append_to(back);
+  REQUIRE(back.size() == 5);
+  for (std::size_t i = 0; i < wb.size(); ++i) {
+    CHECK(back[i + 1].kind == wb[i].kind);
+    CHECK(back[i + 1].key == wb[i].key);
+    CHECK(back[i + 1].value == wb[i].value);
+  }
+  d.clear();
+  CHECK(d.size() == 0);
+  CHECK(d.byte_size() == 0);
+  CHECK(d.largest_entry() == 0);
+}
+
+TEST_CASE("leveldb_backend: write_direct writes as write() does", "[leveldb]") {
+  // Each scenario through write() on one database and write_direct() on another: the same state,
+  // the same log syncs, the same errors.
+  const bool direct = GENERATE(false, true);
+  INFO((direct ? "write_direct" : "write"));
+  faulty_db f;
+  leveldb_backend& db = f.db;
+  const auto write = [&](const write_batch& wb, write_options o) {
+    if (!direct) return db.write(wb, o);
+    keyschema::leveldb_direct_batch d = direct_of(wb);
+    db.write_direct(d, o);
+    CHECK(d.size() == wb.size());  // left as it was
+  };
+
+  SECTION("later operations win; erases; sync") {
+    write_batch wb;
+    wb.put("a", "1");
+    wb.put("b", "2");
+    wb.erase("a");
+    wb.put("b", "3");
+    wb.put("c", std::string(5000, 'c'));
+    const int syncs = f.env.log_syncs;
+    write(wb, write_options{false});
+    CHECK(f.env.log_syncs == syncs);
+    CHECK(scan(db, {}) == entries{{"b", "3"}, {"c", std::string(5000, 'c')}});
+    write_batch more;
+    more.erase("b");
+    write(more, write_options{true});
+    CHECK(f.env.log_syncs == syncs + 1);
+    CHECK(scan(db, {}) == entries{{"c", std::string(5000, 'c')}});
+  }
+  SECTION("an empty batch: nothing without sync, a log sync with it") {
+    put(db, "k", "v");
+    const int syncs = f.env.log_syncs;
+    write(write_batch{}, write_options{false});
+    CHECK(f.env.log_syncs == syncs);
+    write(write_batch{}, write_options{true});
+    CHECK(f.env.log_syncs == syncs + 1);
+    CHECK(scan(db, {}) == entries{{"k", "v"}});
+  }
+  SECTION("an operation over max_entry_bytes: the same limit_error, nothing written") {
+    keyschema::testing::temp_dir dir("leveldb");
+    leveldb_options o;
+    o.max_entry_bytes = 16;
+    leveldb_backend small(dir.path() / "db", o);
+    write_batch wb;
+    wb.put("first", "fits");
+    wb.put(std::string(10, 'k'), std::string(7, 'v'));  // 17: the first one over
+    wb.put(std::string(20, 'k'), "");                   // 20: the largest
+    const auto e = thrown<keyschema::limit_error>([&] {
+      if (!direct) return small.write(wb, {});
+      keyschema::leveldb_direct_batch d = direct_of(wb);
+      small.write_direct(d, {});
+    });
+    REQUIRE(e);
+    CHECK(contains(e->what(), "an operation of 10 key bytes and 7 value bytes exceeds the limit of 16 bytes"));
+    CHECK_FALSE(get(small, "first"));
+  }
+  SECTION("a failed log append: nothing applied, and every later write refused") {
+    put(db, "a", "1");
+    f.env.fail_append = true;
+    write_batch wb;
+    wb.put("a", "2");
+    wb.put("b", "2");
+    const auto e = thrown<keyschema::backend_error>([&] { write(wb, {}); });
+    REQUIRE(e);
+    CHECK(e->native_call() == "leveldb::DB::Write");
+    CHECK(contains(e->what(), "writing 2 operations"));
+    CHECK(contains(e->what(), "injected append failure"));
+    f.env.fail_append = false;
+    const auto again = thrown<keyschema::backend_error>([&] { write(wb, {}); });
+    REQUIRE(again);
+    CHECK(contains(again->what(), "refused"));
+    CHECK(get(db, "a") == "1");
+    CHECK_FALSE(get(db, "b"));
+  }
+}
+
 TEST_CASE("leveldb_backend: compact_range, approximate_size and property", "[leveldb]") {
   keyschema::testing::temp_dir dir("leveldb");
   leveldb_options o = small_options();

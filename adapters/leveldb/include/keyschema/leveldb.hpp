@@ -57,6 +57,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -96,10 +97,93 @@ struct engine_traits : detail::lsm_types<::leveldb::DB, ::leveldb::WriteBatch, :
 using lsm = detail::lsm_adapter<engine_traits>;
 }  // namespace leveldb_detail
 
+// The batch keyschema::store_batch builds for a leveldb_backend (backend_with_direct_batch): a
+// leveldb::WriteBatch, written by leveldb_backend::write_direct as it is, so that each key and
+// value is copied once, into it, and not first into a write_batch. The WriteBatch is allocated by
+// the first operation (moves are cheap and do not throw; LevelDB's WriteBatch has no move).
+// Thread-safety: a plain value.
+class leveldb_direct_batch {
+ public:
+  // Appends a put of key -> value / an erase of key (copies them). Errors: std::bad_alloc.
+  void put(std::string_view key, std::string_view value) {
+    engine().Put(::leveldb::Slice(key.data(), key.size()), ::leveldb::Slice(value.data(), value.size()));
+    noted(key.size() + value.size());
+  }
+  void erase(std::string_view key) {
+    engine().Delete(::leveldb::Slice(key.data(), key.size()));
+    noted(key.size());
+  }
+  // Removes every operation; keeps the allocated capacity.
+  void clear() noexcept {
+    if (b_) b_->Clear();
+    ops_ = 0;
+    bytes_ = 0;
+    largest_ = 0;
+  }
+  std::size_t size() const noexcept { return ops_; }
+  // Bytes of keys and values held (write_batch::byte_size of the same operations).
+  std::size_t byte_size() const noexcept { return bytes_; }
+  // The largest key plus value of one operation.
+  std::size_t largest_entry() const noexcept { return largest_; }
+
+  // Appends every operation to out, in order. Errors: std::bad_alloc (out is then unspecified).
+  void append_to(write_batch& out) const {
+    if (!b_) return;
+    // LevelDB is built without exceptions: none may unwind through Iterate.
+    struct handler final : ::leveldb::WriteBatch::Handler {
+      write_batch* out = nullptr;
+      std::exception_ptr error;
+      void Put(const ::leveldb::Slice& k, const ::leveldb::Slice& v) override {
+        if (error) return;
+        try {
+          out->put(std::string_view(k.data(), k.size()), std::string_view(v.data(), v.size()));
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+      void Delete(const ::leveldb::Slice& k) override {
+        if (error) return;
+        try {
+          out->erase(std::string_view(k.data(), k.size()));
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+    } h;
+    h.out = &out;
+    out.reserve(out.size() + ops_, out.byte_size() + bytes_);
+    const ::leveldb::Status st = b_->Iterate(&h);
+    if (h.error) std::rethrow_exception(h.error);
+    // Built by put and erase only: LevelDB cannot find it malformed.
+    if (!st.ok()) {
+      throw backend_error("keyschema::leveldb_direct_batch: " + st.ToString(), "leveldb::WriteBatch::Iterate",
+                          leveldb_detail::leveldb_code(st));
+    }
+  }
+
+ private:
+  friend class leveldb_backend;
+  // The engine's batch, allocated when first needed. Errors: std::bad_alloc.
+  ::leveldb::WriteBatch& engine() {
+    if (!b_) b_ = std::make_unique<::leveldb::WriteBatch>();
+    return *b_;
+  }
+  void noted(std::size_t entry) noexcept {
+    ++ops_;
+    bytes_ += entry;
+    if (entry > largest_) largest_ = entry;
+  }
+  std::unique_ptr<::leveldb::WriteBatch> b_;
+  std::size_t ops_ = 0;
+  std::size_t bytes_ = 0;
+  std::size_t largest_ = 0;
+};
+
 class leveldb_backend {
  public:
   using snapshot_type = leveldb_snapshot;
   using cursor_type = leveldb_cursor;
+  using direct_batch_type = leveldb_direct_batch;
 
   // Opens (and with options.create_if_missing creates) the LevelDB database in directory `path`.
   // Errors:
@@ -237,20 +321,25 @@ class leveldb_backend {
     detail::thread_batch_lease<::leveldb::WriteBatch, leveldb_detail::engine_traits> lease;
     ::leveldb::WriteBatch& wb = lease.get();
     leveldb_detail::lsm::fill(wb, batch, s_->max_entry, s_->path);
-    ::leveldb::WriteOptions wo;
-    wo.sync = opts.sync;
-    const ::leveldb::Status st = s_->db->Write(wo, &wb);
-    if (!st.ok()) {
-      {
-        const std::lock_guard<std::mutex> lk(s_->failure_mu);
-        if (s_->first_failure.empty()) s_->first_failure = st.ToString();
-      }
-      s_->write_failed.store(true, std::memory_order_release);
-      leveldb_detail::throw_leveldb_error(st,
-                                  "keyschema::leveldb_backend: writing " + std::to_string(batch.size()) +
-                                      " operations to '" + s_->path + "' failed, nothing was applied",
-                                  "leveldb::DB::Write", s_->path);
+    write_engine_batch(wb, batch.size(), opts);
+  }
+
+  // Writes batch as write() writes a write_batch holding batch's operations in the same order:
+  // the same effect, checks and errors, without copying them again (backend_with_direct_batch;
+  // keyschema::store_batch builds one). batch is left as it was (LevelDB only sets the sequence
+  // number in its header). Errors: as write(); std::bad_alloc.
+  void write_direct(direct_batch_type& batch, const write_options& opts) {
+    if (batch.size() == 0 && !opts.sync) return;
+    if (batch.largest_entry() > s_->max_entry) {
+      // An operation over the limit: write() names the first one, as for any batch.
+      write_batch copy;
+      batch.append_to(copy);
+      write(copy, opts);
+      return;
     }
+    if (s_->write_failed.load(std::memory_order_acquire)) refuse_write_after_failure(batch.size());
+    leveldb_detail::lsm::check_op_count(batch.size());
+    write_engine_batch(batch.engine(), batch.size(), opts);
   }
 
   // A view of the latest committed state that does not change while writers go on. Copies share
@@ -345,6 +434,24 @@ class leveldb_backend {
     std::mutex failure_mu;      // guards first_failure
     std::string first_failure;  // LevelDB's status of the write that failed first
   };
+
+  // DB::Write of wb (ops operations); on failure refuses every later write (see write()).
+  void write_engine_batch(::leveldb::WriteBatch& wb, std::size_t ops, const write_options& opts) {
+    ::leveldb::WriteOptions wo;
+    wo.sync = opts.sync;
+    const ::leveldb::Status st = s_->db->Write(wo, &wb);
+    if (!st.ok()) {
+      {
+        const std::lock_guard<std::mutex> lk(s_->failure_mu);
+        if (s_->first_failure.empty()) s_->first_failure = st.ToString();
+      }
+      s_->write_failed.store(true, std::memory_order_release);
+      leveldb_detail::throw_leveldb_error(st,
+                                  "keyschema::leveldb_backend: writing " + std::to_string(ops) +
+                                      " operations to '" + s_->path + "' failed, nothing was applied",
+                                  "leveldb::DB::Write", s_->path);
+    }
+  }
 
   [[noreturn, gnu::cold]] void refuse_write_after_failure(std::size_t ops) const {
     std::string what = "keyschema::leveldb_backend: writing " + std::to_string(ops) + " operations to '" + s_->path +

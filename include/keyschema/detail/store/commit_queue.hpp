@@ -52,10 +52,22 @@ namespace detail {
 // One writer's commit, waiting in the queue. Lives on the writer's stack until submit returns.
 struct queued_write {
   queued_write(const write_batch& o, const pending_adds* a, const write_options& w) noexcept
-      : ops(&o), adds(a), opts(w) {}
+      : ops(&o), adds(a), opts(w), op_count(o.size()), bytes(o.byte_size()) {}
+  // A write held in the engine's own batch (store.hpp: a store_batch on a
+  // backend_with_direct_batch): ops is nullptr until the committing leader needs the operations
+  // as a write_batch, when materialize(direct, *scratch) copies them into *scratch (the
+  // writer's, which it does not touch until submit returns) and ops points there.
+  queued_write(void* d, void (*m)(const void*, write_batch&), write_batch* s, std::size_t n, std::size_t b,
+               const write_options& w) noexcept
+      : ops(nullptr), adds(nullptr), opts(w), op_count(n), bytes(b), direct(d), materialize(m), scratch(s) {}
   const write_batch* ops;
   const pending_adds* adds;  // nullptr: none
   write_options opts;
+  std::size_t op_count;  // puts and erases
+  std::size_t bytes;     // key and value bytes
+  void* direct = nullptr;  // the engine's batch of a direct write, else nullptr
+  void (*materialize)(const void*, write_batch&) = nullptr;
+  write_batch* scratch = nullptr;
   std::exception_ptr error;  // set by commit_group: the write's own failure
   bool done = false;         // guarded by the queue's mutex
   wake_signal cv;            // notified with the queue's mutex held (w lives on its writer's stack)
@@ -79,7 +91,7 @@ class commit_queue {
     std::unique_lock<std::mutex> lk(mu_);
     queue_.push_back(&w);
     queued_ops_ += ops_of(w);
-    queued_bytes_ += w.ops->byte_size();
+    queued_bytes_ += w.bytes;
     // With groups in flight, the head may lead another one once the queue fills a group.
     if (queue_.front() != &w && may_lead(limits)) queue_.front()->cv.notify_one();
     // w waits until it is done (a leader took it into a group; it is then no longer queued) or at
@@ -93,7 +105,7 @@ class commit_queue {
       std::size_t ops = 0, bytes = 0;
       for (queued_write* q : queue_) {
         const std::size_t q_ops = ops_of(*q);
-        const std::size_t q_bytes = q->ops->byte_size();
+        const std::size_t q_bytes = q->bytes;
         if (!group.empty()) {
           if (group.size() == limits.max_writes || ops + q_ops > limits.max_ops || bytes + q_bytes > limits.max_bytes ||
               (q->opts.sync && !w.opts.sync))
@@ -129,7 +141,7 @@ class commit_queue {
 
  private:
   static std::size_t ops_of(const queued_write& q) noexcept {
-    return q.ops->size() + (q.adds != nullptr ? q.adds->size() : 0);
+    return q.op_count + (q.adds != nullptr ? q.adds->size() : 0);
   }
   // REQUIRES: mu_ held. Whether the head of the queue may lead a group now.
   bool may_lead(const group_limits& limits) const noexcept {

@@ -248,6 +248,16 @@ struct derived_writes<schema<K...>> {
     }
   }
 
+  // Whether writing key needs resolving (needs() of a batch is whether any of its keys does).
+  static bool needs_key(std::string_view key) {
+    if constexpr (!any) {
+      (void)key;
+      return false;
+    } else {
+      return (watched_key<K>(key) || ...);
+    }
+  }
+
   // Whether key is a key of a keyspace the store maintains (a maintained derivation).
   static bool maintained_key(std::string_view key) {
     return (maintained_match<K>(key) || ...);
