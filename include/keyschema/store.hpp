@@ -278,6 +278,9 @@ struct raw_value_writer {
     check(value.size());
   }
 };
+// Spelled out: clang before 17 does not deduce an aggregate's template arguments (P1816).
+template <class Check>
+raw_value_writer(std::string_view, Check) -> raw_value_writer<Check>;
 template <class T>
 inline constexpr bool is_raw_value_writer = false;
 template <class Check>
