@@ -3,8 +3,8 @@
 // copied once, into the leveldb::WriteBatch).
 //
 // direct_backend is the memory backend with a direct batch of its own, counting which of write()
-// and write_direct() each commit took, with a gate in both (as group_commit_test.cpp's
-// gated_backend) so that writers queue behind a held commit deterministically. Checked: a batch
+// and write_direct() each commit took, with a gate in both (tests/support/write_gate.hpp,
+// as group_commit_test.cpp's gated_backend) so that writers queue behind a held commit deterministically. Checked: a batch
 // that needs nothing resolved and commits alone is written directly; one with adds, or with
 // writes of a keyspace a count or index derives from, and one merged into a group, are resolved
 // and written as before, with the same results; operations() lists what the batch holds; a failed
@@ -14,13 +14,13 @@
 #include <catch2/catch.hpp>
 #include <keyschema/keyschema.hpp>
 
+#include <support/write_gate.hpp>
+
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -52,17 +52,15 @@ class direct_backend : public ks::memory_backend {
   using direct_batch_type = test_direct_batch;
 
   void write(const ks::write_batch& b, const ks::write_options& opts) {
-    gate();
+    gate_.pass();
     ks::memory_backend::write(b, opts);
-    std::lock_guard lk(mu_);
-    ++writes_;
+    writes_.fetch_add(1);
   }
   void write_direct(direct_batch_type& b, const ks::write_options& opts) {
-    gate();
+    gate_.pass();
     if (fail_next_.exchange(false)) throw ks::backend_error("direct_backend: injected failure", "write_direct", 5);
     ks::memory_backend::write(b.ops(), opts);
-    std::lock_guard lk(mu_);
-    ++direct_writes_;
+    direct_writes_.fetch_add(1);
   }
   ks::backend_limits limits() const noexcept {
     ks::backend_limits l;
@@ -74,42 +72,16 @@ class direct_backend : public ks::memory_backend {
   void fail_next() { fail_next_.store(true); }
   void set_max_ops(std::size_t n) { max_ops_ = n; }
   void set_max_entry(std::size_t n) { max_entry_ = n; }
-  void close_gate() {
-    std::lock_guard lk(mu_);
-    open_ = false;
-    entered_ = 0;
-  }
-  void open_gate() {
-    std::lock_guard lk(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-  void wait_entered(int n) {
-    std::unique_lock lk(mu_);
-    cv_.wait(lk, [&] { return entered_ >= n; });
-  }
-  int writes() const {
-    std::lock_guard lk(mu_);
-    return writes_;
-  }
-  int direct_writes() const {
-    std::lock_guard lk(mu_);
-    return direct_writes_;
-  }
+  void close_gate() { gate_.close(); }
+  void open_gate() { gate_.open(); }
+  void wait_entered(int n) { gate_.wait_entered(n); }
+  int writes() const { return writes_.load(); }
+  int direct_writes() const { return direct_writes_.load(); }
 
  private:
-  void gate() {
-    std::unique_lock lk(mu_);
-    ++entered_;
-    cv_.notify_all();
-    cv_.wait(lk, [&] { return open_; });
-  }
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = true;
-  int entered_ = 0;
-  int writes_ = 0;
-  int direct_writes_ = 0;
+  ks::testing::write_gate gate_;
+  std::atomic<int> writes_{0};
+  std::atomic<int> direct_writes_{0};
   std::atomic<bool> fail_next_{false};
   std::size_t max_ops_ = ks::backend_limits{}.max_ops_per_write;
   std::size_t max_entry_ = ks::backend_limits{}.max_entry_bytes;

@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <keyschema/keyschema.hpp>
 
+#include <support/write_gate.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,50 +32,22 @@ namespace group_commit_test {
 
 namespace ks = keyschema;
 
-// The memory backend, counting its writes; while closed, write() waits at the gate.
+// The memory backend, counting its writes; while its gate is closed, write() waits there.
 class gated_backend : public ks::memory_backend {
  public:
   void write(const ks::write_batch& b, const ks::write_options& opts) {
-    {
-      std::unique_lock lk(mu_);
-      ++entered_;
-      cv_.notify_all();
-      cv_.wait(lk, [&] { return open_; });
-    }
+    gate_.pass();
     ks::memory_backend::write(b, opts);
-    std::lock_guard lk(mu_);
-    ++writes_;
-    ops_ += b.size();
+    writes_.fetch_add(1);
   }
-  // Closes the gate; wait_entered counts the writes that enter write() from now on (the store's
-  // own writes before, its schema record, would otherwise count as the blocker's).
-  void close_gate() {
-    std::lock_guard lk(mu_);
-    open_ = false;
-    entered_ = 0;
-  }
-  void open_gate() {
-    std::lock_guard lk(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-  // Waits until n writes have entered write() since the gate was closed.
-  void wait_entered(int n) {
-    std::unique_lock lk(mu_);
-    cv_.wait(lk, [&] { return entered_ >= n; });
-  }
-  int writes() const {
-    std::lock_guard lk(mu_);
-    return writes_;
-  }
+  void close_gate() { gate_.close(); }
+  void open_gate() { gate_.open(); }
+  void wait_entered(int n) { gate_.wait_entered(n); }
+  int writes() const { return writes_.load(); }
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = true;
-  int entered_ = 0;
-  int writes_ = 0;
-  std::size_t ops_ = 0;
+  ks::testing::write_gate gate_;
+  std::atomic<int> writes_{0};
 };
 
 using message = ks::keyspace<"message", std::uint64_t, ks::lit<"MSG">, ks::field<"queue", std::string>,
