@@ -209,6 +209,111 @@ TEST_CASE("rocksdb_backend: limits", "[rocksdb]") {
   CHECK(rocksdb_backend(dir.path() / "db2", huge).limits().max_entry_bytes == ks::rocksdb_max_entry_bytes);
 }
 
+static_assert(ks::backend_with_direct_batch<rocksdb_backend>);
+static_assert(ks::detail::direct_batch_for<rocksdb_backend>);
+static_assert(std::is_nothrow_move_constructible_v<ks::rocksdb_direct_batch>);
+
+namespace {
+// wb's operations in a rocksdb_direct_batch.
+ks::rocksdb_direct_batch direct_of(const write_batch& wb) {
+  ks::rocksdb_direct_batch d;
+  for (const write_batch::op o : wb) {
+    if (o.kind == write_batch::op_kind::put) {
+      d.put(o.key, o.value);
+    } else {
+      d.erase(o.key);
+    }
+  }
+  return d;
+}
+}  // namespace
+
+// What keyschema::store_batch commits on RocksDB without placements: the engine's batch, built
+// directly (with placements: rocksdb_placement_test.cpp, whose batches land in their families).
+TEST_CASE("rocksdb_backend: rocksdb_direct_batch's size, byte_size and append_to give back its operations in order",
+          "[rocksdb]") {
+  write_batch wb;
+  wb.put("a", "1");
+  wb.erase("b");
+  wb.put("a", std::string(3000, 'x'));
+  wb.put("", "");
+  ks::rocksdb_direct_batch d = direct_of(wb);
+  CHECK(d.size() == wb.size());
+  CHECK(d.byte_size() == wb.byte_size());
+  CHECK(d.largest_entry() == 3001);
+  write_batch back;
+  back.put("before", "kept");
+  d.append_to(back);
+  REQUIRE(back.size() == 5);
+  for (std::size_t i = 0; i < wb.size(); ++i) {
+    CHECK(back[i + 1].kind == wb[i].kind);
+    CHECK(back[i + 1].key == wb[i].key);
+    CHECK(back[i + 1].value == wb[i].value);
+  }
+  d.clear();
+  CHECK(d.size() == 0);
+  CHECK(d.byte_size() == 0);
+  CHECK(d.largest_entry() == 0);
+  write_batch none;
+  d.append_to(none);
+  CHECK(none.empty());
+}
+
+TEST_CASE("rocksdb_backend: write_direct writes as write() does", "[rocksdb]") {
+  // Each scenario through write() on one database and write_direct() on another: the same state,
+  // the same log syncs, the same errors.
+  const bool direct = GENERATE(false, true);
+  INFO((direct ? "write_direct" : "write"));
+  ks::testing::temp_dir dir("rocksdb");
+  rocksdb_options o;
+  o.max_entry_bytes = 6000;
+  rocksdb_backend db(dir.path() / "db", o);
+  const auto write = [&](const write_batch& wb, write_options wo) {
+    if (!direct) return db.write(wb, wo);
+    ks::rocksdb_direct_batch d = direct_of(wb);
+    db.write_direct(d, wo);
+    CHECK(d.size() == wb.size());  // left as it was
+  };
+
+  SECTION("later operations win; erases; sync") {
+    write_batch wb;
+    wb.put("a", "1");
+    wb.put("b", "2");
+    wb.erase("a");
+    wb.put("b", "3");
+    wb.put("c", std::string(5000, 'c'));
+    const std::uint64_t syncs = wal_syncs(db);
+    write(wb, write_options{false});
+    CHECK(wal_syncs(db) == syncs);
+    CHECK(scan(db, {}) == entries{{"b", "3"}, {"c", std::string(5000, 'c')}});
+    write_batch more;
+    more.erase("b");
+    write(more, write_options{true});
+    CHECK(wal_syncs(db) == syncs + 1);
+    CHECK(scan(db, {}) == entries{{"c", std::string(5000, 'c')}});
+  }
+  SECTION("an empty batch: nothing without sync, rocksdb::DB::SyncWAL with it") {
+    // (SyncWAL is not counted in rocksdb.dbstats' WAL syncs: what it does is seen through a
+    // failing file system in tests/durability/rocksdb.cpp.)
+    put(db, "k", "v", {.sync = false});
+    const std::uint64_t syncs = wal_syncs(db);
+    write(write_batch{}, write_options{false});
+    write(write_batch{}, write_options{true});
+    CHECK(wal_syncs(db) == syncs);
+    CHECK(scan(db, {}) == entries{{"k", "v"}});
+  }
+  SECTION("an operation over max_entry_bytes: the same limit_error naming the first one, nothing written") {
+    write_batch wb;
+    wb.put("first", "fits");
+    wb.put(std::string(10, 'k'), std::string(5991, 'v'));  // 6001: the first one over
+    wb.put(std::string(7000, 'k'), "");                     // the largest
+    const auto e = thrown<ks::limit_error>([&] { write(wb, {}); });
+    REQUIRE(e);
+    CHECK(contains(e->what(), "an operation of 10 key bytes and 5991 value bytes exceeds the limit of 6000 bytes"));
+    CHECK_FALSE(get(db, "first"));
+  }
+}
+
 // A second open, in this process or another, is locked_error: tests/durability/cases/processes.cpp.
 
 TEST_CASE("rocksdb_backend: LevelDB, LMDB and RocksDB directories are told apart and refused", "[rocksdb][engine]") {

@@ -32,6 +32,7 @@
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/backend/disk_full.hpp>
 #include <keyschema/detail/backend/lsm_adapter.hpp>
+#include <keyschema/detail/backend/lsm_direct_batch.hpp>
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
 #include <keyschema/engine_probe.hpp>
@@ -76,7 +77,7 @@ struct engine_traits : detail::lsm_types<::leveldb::DB, ::leveldb::WriteBatch, :
                                           ::leveldb::ReadOptions, ::leveldb::Iterator> {
   static constexpr detail::lsm_names names{"keyschema::leveldb_backend", "LevelDB", "leveldb_options",
                                            "leveldb::DB::Open", "leveldb::DB::Get", "leveldb::WriteBatch::Put",
-                                           "leveldb::Iterator"};
+                                           "leveldb::Iterator", "leveldb::WriteBatch::Iterate"};
   static std::size_t size(const batch_type& b) { return b.ApproximateSize(); }
   static void clear(batch_type& b) { b.Clear(); }
   static status_type put(batch_type& b, slice_type k, slice_type v) {
@@ -97,87 +98,13 @@ struct engine_traits : detail::lsm_types<::leveldb::DB, ::leveldb::WriteBatch, :
 using lsm = detail::lsm_adapter<engine_traits>;
 }  // namespace leveldb_detail
 
+class leveldb_backend;
+
 // The batch keyschema::store_batch builds for a leveldb_backend (backend_with_direct_batch): a
 // leveldb::WriteBatch, written by leveldb_backend::write_direct as it is, so that each key and
-// value is copied once, into it, and not first into a write_batch. The WriteBatch is allocated by
-// the first operation (moves are cheap and do not throw; LevelDB's WriteBatch has no move).
-// Thread-safety: a plain value.
-class leveldb_direct_batch {
- public:
-  // Appends a put of key -> value / an erase of key (copies them). Errors: std::bad_alloc.
-  void put(std::string_view key, std::string_view value) {
-    engine().Put(::leveldb::Slice(key.data(), key.size()), ::leveldb::Slice(value.data(), value.size()));
-    noted(key.size() + value.size());
-  }
-  void erase(std::string_view key) {
-    engine().Delete(::leveldb::Slice(key.data(), key.size()));
-    noted(key.size());
-  }
-  // Removes every operation; keeps the allocated capacity.
-  void clear() noexcept {
-    if (b_) b_->Clear();
-    ops_ = 0;
-    bytes_ = 0;
-    largest_ = 0;
-  }
-  std::size_t size() const noexcept { return ops_; }
-  // Bytes of keys and values held (write_batch::byte_size of the same operations).
-  std::size_t byte_size() const noexcept { return bytes_; }
-  // The largest key plus value of one operation.
-  std::size_t largest_entry() const noexcept { return largest_; }
-
-  // Appends every operation to out, in order. Errors: std::bad_alloc (out is then unspecified).
-  void append_to(write_batch& out) const {
-    if (!b_) return;
-    // LevelDB is built without exceptions: none may unwind through Iterate.
-    struct handler final : ::leveldb::WriteBatch::Handler {
-      write_batch* out = nullptr;
-      std::exception_ptr error;
-      void Put(const ::leveldb::Slice& k, const ::leveldb::Slice& v) override {
-        if (error) return;
-        try {
-          out->put(std::string_view(k.data(), k.size()), std::string_view(v.data(), v.size()));
-        } catch (...) {
-          error = std::current_exception();
-        }
-      }
-      void Delete(const ::leveldb::Slice& k) override {
-        if (error) return;
-        try {
-          out->erase(std::string_view(k.data(), k.size()));
-        } catch (...) {
-          error = std::current_exception();
-        }
-      }
-    } h;
-    h.out = &out;
-    out.reserve(out.size() + ops_, out.byte_size() + bytes_);
-    const ::leveldb::Status st = b_->Iterate(&h);
-    if (h.error) std::rethrow_exception(h.error);
-    // Built by put and erase only: LevelDB cannot find it malformed.
-    if (!st.ok()) {
-      throw backend_error("keyschema::leveldb_direct_batch: " + st.ToString(), "leveldb::WriteBatch::Iterate",
-                          leveldb_detail::leveldb_code(st));
-    }
-  }
-
- private:
-  friend class leveldb_backend;
-  // The engine's batch, allocated when first needed. Errors: std::bad_alloc.
-  ::leveldb::WriteBatch& engine() {
-    if (!b_) b_ = std::make_unique<::leveldb::WriteBatch>();
-    return *b_;
-  }
-  void noted(std::size_t entry) noexcept {
-    ++ops_;
-    bytes_ += entry;
-    if (entry > largest_) largest_ = entry;
-  }
-  std::unique_ptr<::leveldb::WriteBatch> b_;
-  std::size_t ops_ = 0;
-  std::size_t bytes_ = 0;
-  std::size_t largest_ = 0;
-};
+// value is copied once, into it, and not first into a write_batch
+// (detail/backend/lsm_direct_batch.hpp). Thread-safety: a plain value.
+using leveldb_direct_batch = detail::lsm_direct_batch<leveldb_detail::engine_traits, leveldb_backend>;
 
 class leveldb_backend {
  public:

@@ -48,6 +48,7 @@
 
 #include <keyschema/backend.hpp>
 #include <keyschema/detail/backend/lsm_adapter.hpp>
+#include <keyschema/detail/backend/lsm_direct_batch.hpp>
 #include <keyschema/detail/backend/placement.hpp>
 #include <keyschema/detail/backend/thread_batch.hpp>
 #include <keyschema/detail/config.hpp>
@@ -95,7 +96,7 @@ struct engine_traits : detail::lsm_types<::rocksdb::DB, ::rocksdb::WriteBatch, :
                                           ::rocksdb::ReadOptions, ::rocksdb::Iterator> {
   static constexpr detail::lsm_names names{"keyschema::rocksdb_backend", "RocksDB", "rocksdb_options",
                                            "rocksdb::DB::Open", "rocksdb::DB::Get", "rocksdb::WriteBatch::Put",
-                                           "rocksdb::Iterator"};
+                                           "rocksdb::Iterator", "rocksdb::WriteBatch::Iterate"};
   static std::size_t size(const batch_type& b) { return b.GetDataSize(); }
   static void clear(batch_type& b) { b.Clear(); }
   static status_type put(batch_type& b, slice_type k, slice_type v) { return b.Put(k, v); }
@@ -110,10 +111,19 @@ struct engine_traits : detail::lsm_types<::rocksdb::DB, ::rocksdb::WriteBatch, :
 using lsm = detail::lsm_adapter<engine_traits>;
 }  // namespace rocksdb_detail
 
+class rocksdb_backend;
+
+// The batch keyschema::store_batch builds for a rocksdb_backend (backend_with_direct_batch): a
+// rocksdb::WriteBatch, written by rocksdb_backend::write_direct as it is when the database has
+// no placements, so that each key and value is copied once, into it, and not first into a
+// write_batch (detail/backend/lsm_direct_batch.hpp). Thread-safety: a plain value.
+using rocksdb_direct_batch = detail::lsm_direct_batch<rocksdb_detail::engine_traits, rocksdb_backend>;
+
 class rocksdb_backend {
  public:
   using snapshot_type = rocksdb_snapshot;
   using cursor_type = detail::placement_cursor<rocksdb_cursor>;  // merged over placements
+  using direct_batch_type = rocksdb_direct_batch;
 
   // Opens (and with options.create_if_missing creates) the RocksDB database in directory `path`.
   // Errors:
@@ -297,6 +307,28 @@ class rocksdb_backend {
                                 });
     }
     commit(wb, opts, batch.size());
+  }
+
+  // Writes batch as write() writes a write_batch holding batch's operations in the same order:
+  // the same effect, checks and errors (backend_with_direct_batch; keyschema::store_batch builds
+  // one). Without placements the rocksdb::WriteBatch is written as it is, its keys and values not
+  // copied again; with placements (each operation in the column family of its key's placement)
+  // and when an operation is over the entry limit (write() names the first one), its operations
+  // are copied into a write_batch and go through write(). batch is left as it was.
+  // Errors: as write(); std::bad_alloc.
+  void write_direct(direct_batch_type& batch, const write_options& opts) {
+    if (batch.size() == 0) {
+      if (opts.sync) sync_wal();
+      return;
+    }
+    if (!s_->single() || batch.largest_entry() > s_->max_entry) [[unlikely]] {
+      write_batch copy;
+      batch.append_to(copy);
+      write(copy, opts);
+      return;
+    }
+    rocksdb_detail::lsm::check_op_count(batch.size());
+    commit(batch.engine(), opts, batch.size());
   }
 
   // Erases every key k with range.lower <= k < range.upper (no upper bound when range.upper is

@@ -11,7 +11,8 @@
 //   struct E : lsm_types<DB, WriteBatch, Status, Slice, ReadOptions, Iterator> {
 //     static constexpr lsm_names names{
 //         "keyschema::leveldb_backend", "LevelDB", "leveldb_options",   // adapter, engine, options
-//         "leveldb::DB::Open", "leveldb::DB::Get", "leveldb::WriteBatch::Put", "leveldb::Iterator"};
+//         "leveldb::DB::Open", "leveldb::DB::Get", "leveldb::WriteBatch::Put", "leveldb::Iterator",
+//         "leveldb::WriteBatch::Iterate"};
 //     static std::size_t size(const batch_type&);    // bytes held (detail::thread_batch_lease's Ops)
 //     static void clear(batch_type&);                // (detail::thread_batch_lease's Ops)
 //     static status_type put(batch_type&, slice_type, slice_type);
@@ -135,6 +136,7 @@ struct lsm_names {
   const char* call_get;       // ... of a failed point read
   const char* call_batch;     // ... of an operation the engine's batch refused
   const char* call_iterator;  // ... of a failed iterator read
+  const char* call_batch_iterate;  // ... of a failed read of a batch's operations (WriteBatch::Iterate)
 };
 
 // The operations leveldb_backend and rocksdb_backend share, over engine traits E (see above).
