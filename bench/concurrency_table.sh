@@ -15,14 +15,18 @@
 #     workload runs on keyschema and on the native side within seconds of each other (within one
 #     keyschema-bench run, every keyschema repetition runs before the first native one), so a
 #     change in the machine's load hits both alike; the repetitions' min..max and the user-view
-#     ratio are printed beside it;
+#     ratio are printed beside it. LevelDB and LMDB read 3 to 5 times as fast as RocksDB and 15 to
+#     20 times as fast as SQLite: their samples take FAST_READS_PER_SAMPLE reads (a keyschema-bench
+#     run of their own), so that no sample lasts only a few scheduling slices (200,000 LMDB reads
+#     took 23-44 ms, LevelDB's about 70 ms);
 #   - the include (bench/compile_time.sh, units a and e): <keyschema/keyschema.hpp> and the broker
 #     schema / <range/v3/all.hpp> alone <= 1.00.
 #
 #   bench/concurrency_table.sh [BUILD_DIR]     # default build/bench: a Release build with
 #                                              # -DKEYSCHEMA_BUILD_BENCH=ON; builds nothing
 # Environment (defaults in brackets): SECONDS_PER_SIDE [2] and ROUNDS [5] for concurrency_bench,
-# PUBLISH_ROUNDS [5], READERS_REPETITIONS [9] and READS_PER_SAMPLE [200000] for keyschema-bench, COMPILE_ROUNDS [7], OUT [a
+# PUBLISH_ROUNDS [5], READERS_REPETITIONS [9], READS_PER_SAMPLE [200000] (RocksDB, SQLite) and
+# FAST_READS_PER_SAMPLE [1000000] (LevelDB, LMDB) for keyschema-bench, COMPILE_ROUNDS [7], OUT [a
 # fresh temporary directory: every bench's raw output is kept there]. About 8 minutes on a 2-core
 # machine. Exit status 0 when every row passes, 1 when one fails, 2 when a bench is missing or
 # fails.
@@ -35,6 +39,7 @@ rounds=${ROUNDS:-5}
 publish_rounds=${PUBLISH_ROUNDS:-5}
 readers_repetitions=${READERS_REPETITIONS:-9}
 reads_per_sample=${READS_PER_SAMPLE:-200000}
+fast_reads_per_sample=${FAST_READS_PER_SAMPLE:-1000000}
 compile_rounds=${COMPILE_ROUNDS:-7}
 out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/concurrency_table.XXXXXX")}
 mkdir -p "$out"
@@ -71,10 +76,14 @@ for n in 100000 1000000; do
   step "leveldb_publish_bench: $n messages, $publish_rounds rounds"
   run "$out/publish_$n.txt" "$publish" "$n" "$publish_rounds"
 done
-step "keyschema-bench: readers_1, _2, _4, _8, $readers_repetitions repetitions of $reads_per_sample reads"
+step "keyschema-bench: readers_1, _2, _4, _8, $readers_repetitions repetitions of $reads_per_sample reads ($fast_reads_per_sample on LevelDB and LMDB)"
 for ((i = 1; i <= readers_repetitions; i++)); do
-  run "$out/readers_$i.txt" "$kbench" --backends leveldb,lmdb,rocksdb,sqlite --workloads readers_1,readers_2,readers_4,readers_8 \
-    --sync off --repetitions 1 --reads-per-sample "$reads_per_sample" --no-progress --dir "$out/readers-db" --json "$out/readers_$i.json" --svg "$out/readers_$i.svg"
+  for part in fast others; do
+    if [[ $part == fast ]]; then backends=leveldb,lmdb n=$fast_reads_per_sample; else backends=rocksdb,sqlite n=$reads_per_sample; fi
+    run "$out/readers_${part}_$i.txt" "$kbench" --backends "$backends" --workloads readers_1,readers_2,readers_4,readers_8 \
+      --sync off --repetitions 1 --reads-per-sample "$n" --no-progress --dir "$out/readers-db" \
+      --json "$out/readers_${part}_$i.json" --svg "$out/readers_${part}_$i.svg"
+  done
 done
 step "compile_time.sh: units a and e, $compile_rounds rounds"
 UNITS="a e" run "$out/compile.txt" bash "$here/compile_time.sh" "$compile_rounds"
@@ -135,8 +144,9 @@ for n in (100000, 1000000):
 # keyschema-bench JSON: readers_N rows, keyschema / native (same settings); user view beside it.
 runs = []
 for i in range(1, int(readers_repetitions) + 1):
-    with open(os.path.join(out, f"readers_{i}.json")) as f:
-        runs.extend(json.load(f)["runs"])
+    for part in ("fast", "others"):
+        with open(os.path.join(out, f"readers_{part}_{i}.json")) as f:
+            runs.extend(json.load(f)["runs"])
 for b in ("leveldb", "lmdb", "rocksdb", "sqlite"):
     for t in (1, 2, 4, 8):
         r = [x for x in runs if x["backend"] == b and x["workload"] == f"readers_{t}" and x.get("native_ops_per_s")]
