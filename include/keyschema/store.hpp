@@ -192,8 +192,8 @@ class basic_reader {
   // values (key_arg.hpp). Errors: decode_error when the stored value does not decode (names
   // keyspace and key); key_error when a field value is an integer outside its field's range;
   // backend_error from the engine.
-  // The value is copied once, from the engine into the string a std::string or bytes value then
-  // takes over (other types decode from it).
+  // The value is copied once, from the engine into the returned std::string or bytes value (other
+  // types decode from it).
   template <class KS>
   std::optional<typename KS::value_type> get(const key_arg<KS>& key) const {
     static_assert(check_keyspace<Schema, KS>());
@@ -201,9 +201,15 @@ class basic_reader {
     key_buffer buf;
     const std::string_view k = key.encoded(buf);
     if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, bytes>) {
-      std::string v;
-      if (!store_access::raw_get(self(), k, v)) return std::nullopt;
-      return std::optional<V>(std::in_place, std::move(v));
+      // Read into the result itself (one return object: no move of the string afterwards).
+      std::optional<V> out(std::in_place);
+      bool found;
+      if constexpr (std::is_same_v<V, bytes>)
+        found = store_access::raw_get(self(), k, bytes_storage::of(*out));
+      else
+        found = store_access::raw_get(self(), k, *out);
+      if (!found) out.reset();
+      return out;
     } else {
       thread_local std::string v;
       if (!store_access::raw_get(self(), k, v)) return std::nullopt;

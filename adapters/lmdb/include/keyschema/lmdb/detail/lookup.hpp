@@ -203,12 +203,12 @@ inline void remember_guards(env_state& s, std::size_t id, write_guards g, const 
 // A short read transaction, released at scope exit: the calling thread's own reader
 // (env_state::enter_thread_reader), or one from the pool when that is not available.
 struct read_lease {
-  explicit read_lease(env_state& s) : st(s), r(s.enter_thread_reader()) {
+  KEYSCHEMA_ALWAYS_INLINE explicit read_lease(env_state& s) : st(s), r(s.enter_thread_reader()) {
     txn = r != nullptr ? r->txn : s.acquire_read_outlined();
   }
   read_lease(const read_lease&) = delete;
   read_lease& operator=(const read_lease&) = delete;
-  ~read_lease() {
+  KEYSCHEMA_ALWAYS_INLINE ~read_lease() {
     if (r != nullptr) [[likely]] {
       st.leave_thread_reader(*r);
     } else {
