@@ -6,8 +6,8 @@
 // can each meet it in one header. It is stated as code below: the concepts `backend_cursor`,
 // `backend`, and the optional `backend_with_erase_range`, `backend_with_write_transaction`,
 // `backend_with_transaction_range_erase`, `backend_with_write_guards`,
-// `backend_with_concurrent_writes`, `backend_with_compact_range`, `backend_with_placements` and
-// `backend_with_long_keys`,
+// `backend_with_concurrent_writes`, `backend_with_compact_range`, `backend_with_placements`,
+// `backend_with_long_keys` and `backend_with_value_kept_on_miss`,
 // each requirement commented where it is declared. tests/static/backend_archetype.cpp holds the
 // archetype: the minimal class that models `backend`, with one counter-example per requirement.
 //
@@ -345,6 +345,16 @@ struct long_key_route {
 template <class B>
 concept backend_with_long_keys =
     backend<B> && requires(B& b, std::span<const long_key_route> routes) { b.long_keys(routes); };
+
+// Optional: a backend whose get() (and, on a backend_with_write_transaction, its transaction's
+// get()) leaves `out` unchanged when it returns false or throws, instead of leaving it
+// unspecified, says so with `static constexpr bool get_keeps_value_on_miss = true;`. The store's
+// get_into() then reads a std::string or bytes value straight into the caller's object (else into
+// a buffer it swaps in on a hit). LMDB models it.
+template <class B>
+concept backend_with_value_kept_on_miss = backend<B> && requires {
+  requires B::get_keeps_value_on_miss;
+};
 
 namespace detail {
 // One static_assert per requirement of `backend`, so that a class that does not model it is told

@@ -94,17 +94,15 @@ class key_arg_fields<KS, std::tuple<T...>> {
   // Errors: key_error when an integer does not fit its field (out is unchanged then).
   void encode(std::string& out) const {
     key_buffer buf;
-    key_codec<KS>::append_written(out, buf, write_(*this, out, buf));
+    key_codec<KS>::append_written(out, buf, write_(*this, &out, buf));
   }
 
   // The encoded key, for a read that only looks it up: written into buf when it is the usual key
-  // (literals, integers and plain text, at most direct_room bytes), else into spill (cleared
-  // first). The view is valid until buf or spill changes.
-  // Errors: as encode() (spill is then unspecified).
-  std::string_view encoded(std::string& spill, key_buffer& buf) const {
-    spill.clear();
-    return write_(*this, spill, buf);
-  }
+  // (literals, integers and plain text, at most direct_room bytes), else into the calling
+  // thread's read_spill() (key_codec.hpp). The view is valid until buf changes or the thread
+  // encodes its next such key.
+  // Errors: as encode().
+  std::string_view encoded(key_buffer& buf) const { return write_(*this, nullptr, buf); }
 
  private:
   template <class A>
@@ -112,14 +110,14 @@ class key_arg_fields<KS, std::tuple<T...>> {
     return static_cast<const void*>(std::addressof(v));
   }
 
-  // The key into buf, or appended to out (key_codec::write_key); key_error before anything is
-  // written when a value does not fit its field.
-  static std::string_view write_key(const key_arg_fields& self, std::string& out, key_buffer& buf) {
+  // The key into buf, or appended to *out or the read spill (key_codec::write_key); key_error
+  // before anything is written when a value does not fit its field.
+  static std::string_view write_key(const key_arg_fields& self, std::string* out, key_buffer& buf) {
     return key_codec<KS>::write_key(out, buf, *static_cast<const std::tuple<T...>*>(self.key_));
   }
 
   template <class... A>
-  static std::string_view write_values(const key_arg_fields& self, std::string& out, key_buffer& buf) {
+  static std::string_view write_values(const key_arg_fields& self, std::string* out, key_buffer& buf) {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       (check_fits<I>(*static_cast<const A*>(self.values_[I])), ...);
       return key_codec<KS>::write_prefix(out, buf, *static_cast<const A*>(self.values_[I])...);
@@ -146,7 +144,7 @@ class key_arg_fields<KS, std::tuple<T...>> {
     throw key_error(what + ", so no key of the keyspace holds it; nothing was read or written");
   }
 
-  std::string_view (*write_)(const key_arg_fields&, std::string&, key_buffer&);
+  std::string_view (*write_)(const key_arg_fields&, std::string*, key_buffer&);
   const void* key_ = nullptr;
   std::array<const void*, n> values_{};
 };

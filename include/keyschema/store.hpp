@@ -183,6 +183,7 @@ constexpr bool check_add() {
 
 // Typed reads over a Derived that provides, to store_access (detail/store/store_access.hpp),
 //   bool raw_get(std::string_view key, std::string& value) const;
+//   static constexpr bool raw_get_keeps_value_;  // raw_get leaves value unchanged on a miss
 //   cursor raw_cursor(const key_range&) const;
 template <class Derived, class Schema>
 class basic_reader {
@@ -191,19 +192,24 @@ class basic_reader {
   // values (key_arg.hpp). Errors: decode_error when the stored value does not decode (names
   // keyspace and key); key_error when a field value is an integer outside its field's range;
   // backend_error from the engine.
-  // The value is copied once, from the engine into the string a std::string or bytes value then
-  // takes over (other types decode from it).
+  // The value is copied once, from the engine into the returned std::string or bytes value (other
+  // types decode from it).
   template <class KS>
   std::optional<typename KS::value_type> get(const key_arg<KS>& key) const {
     static_assert(check_keyspace<Schema, KS>());
     using V = typename KS::value_type;
-    thread_local std::string spill;
     key_buffer buf;
-    const std::string_view k = key.encoded(spill, buf);
+    const std::string_view k = key.encoded(buf);
     if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, bytes>) {
-      std::string v;
-      if (!store_access::raw_get(self(), k, v)) return std::nullopt;
-      return std::optional<V>(std::in_place, std::move(v));
+      // Read into the result itself (one return object: no move of the string afterwards).
+      std::optional<V> out(std::in_place);
+      bool found;
+      if constexpr (std::is_same_v<V, bytes>)
+        found = store_access::raw_get(self(), k, bytes_storage::of(*out));
+      else
+        found = store_access::raw_get(self(), k, *out);
+      if (!found) out.reset();
+      return out;
     } else {
       thread_local std::string v;
       if (!store_access::raw_get(self(), k, v)) return std::nullopt;
@@ -219,10 +225,16 @@ class basic_reader {
   bool get_into(const key_arg<KS>& key, typename KS::value_type& out) const {
     static_assert(check_keyspace<Schema, KS>());
     using V = typename KS::value_type;
-    thread_local std::string spill;
     key_buffer buf;
-    const std::string_view k = key.encoded(spill, buf);
-    if constexpr (std::is_same_v<V, std::string>) {
+    const std::string_view k = key.encoded(buf);
+    if constexpr ((std::is_same_v<V, std::string> || std::is_same_v<V, bytes>) &&
+                  store_access::raw_get_keeps_value<Derived>()) {
+      // A miss leaves out unchanged: the engine's bytes go straight into it.
+      if constexpr (std::is_same_v<V, bytes>)
+        return store_access::raw_get(self(), k, bytes_storage::of(out));
+      else
+        return store_access::raw_get(self(), k, out);
+    } else if constexpr (std::is_same_v<V, std::string>) {
       thread_local std::string v;  // out is left unchanged on a miss
       if (!store_access::raw_get(self(), k, v)) return false;
       out.swap(v);
@@ -244,9 +256,9 @@ class basic_reader {
   template <class KS>
   bool contains(const key_arg<KS>& key) const {
     static_assert(check_keyspace<Schema, KS>());
-    thread_local std::string spill, v;
+    thread_local std::string v;
     key_buffer buf;
-    return store_access::raw_get(self(), key.encoded(spill, buf), v);
+    return store_access::raw_get(self(), key.encoded(buf), v);
   }
 
   // The entries of KS whose first sizeof...(P) fields equal prefix (none: the whole keyspace),
@@ -386,6 +398,7 @@ class store_snapshot : public detail::basic_reader<store_snapshot<Schema, Backen
   friend class store<Schema, Backend>;
   friend detail::store_access;
   bool raw_get(std::string_view key, std::string& value) const { return backend_->get(key, value, &snap_); }
+  static constexpr bool raw_get_keeps_value_ = backend_with_value_kept_on_miss<Backend>;
   detail::counted_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
     return {[&] { return backend_->cursor(r, &snap_); }, live_};
   }
@@ -773,6 +786,9 @@ class store_transaction : public detail::basic_reader<store_transaction<Schema, 
  private:
   friend detail::store_access;
   friend class detail::transaction_writes<store_transaction>;
+  // A pending erase answers false, a pending put assigns: value is touched only on a hit when the
+  // backend's reads keep it on a miss (backend_with_value_kept_on_miss covers its transaction).
+  static constexpr bool raw_get_keeps_value_ = backend_with_value_kept_on_miss<Backend>;
   bool raw_get(std::string_view key, std::string& value) const {
     require_open();
     reads_.note_key(key);  // for prepare()'s validation set
@@ -1227,6 +1243,7 @@ class store : public detail::basic_reader<store<Schema, Backend>, Schema>,
 
   // Reader hooks (see basic_reader): the latest committed state.
   bool raw_get(std::string_view key, std::string& value) const { return backend_.get(key, value, nullptr); }
+  static constexpr bool raw_get_keeps_value_ = backend_with_value_kept_on_miss<Backend>;
   detail::counted_cursor<typename Backend::cursor_type> raw_cursor(const key_range& r) const {
     return {[&] { return backend_.cursor(r, nullptr); }, &live_};
   }

@@ -26,6 +26,10 @@
 
 KEYSCHEMA_BEGIN_NAMESPACE
 
+namespace detail {
+struct bytes_storage;
+}  // namespace detail
+
 // An owned byte string. Comparison is lexicographic by unsigned byte value, which is the order
 // of the encoded keys.
 class bytes {
@@ -67,8 +71,16 @@ class bytes {
   }
 
  private:
+  friend struct detail::bytes_storage;
   std::string data_;
 };
+
+namespace detail {
+// The string a bytes value holds, for a read straight into it (store.hpp, get_into).
+struct bytes_storage {
+  static std::string& of(bytes& b) noexcept { return b.data_; }
+};
+}  // namespace detail
 
 // An RFC 4122 UUID: 16 bytes in network byte order. Comparison is by unsigned bytes, which is the
 // order of the encoded keys.

@@ -185,6 +185,18 @@ static_assert(ks::backend_with_placements<with_placements>);
 static_assert(!ks::backend_with_placements<backend<lacks::nothing>>, "placement is optional");
 static_assert(sizeof(ks::store<ks_schema, with_placements>) > 0);
 
+// backend_with_value_kept_on_miss: a true get_keeps_value_on_miss; false or absent is not it.
+struct with_value_kept : backend<lacks::nothing> {
+  static constexpr bool get_keeps_value_on_miss = true;
+};
+struct with_value_not_kept : backend<lacks::nothing> {
+  static constexpr bool get_keeps_value_on_miss = false;
+};
+static_assert(ks::backend_with_value_kept_on_miss<with_value_kept>);
+static_assert(!ks::backend_with_value_kept_on_miss<with_value_not_kept>);
+static_assert(!ks::backend_with_value_kept_on_miss<backend<lacks::nothing>>, "keeping the value is optional");
+static_assert(sizeof(ks::store<ks_schema, with_value_kept>) > 0);
+
 struct with_write_transaction : backend<lacks::nothing> {
   struct write_transaction_type {
     write_transaction_type(write_transaction_type&&) noexcept;

@@ -531,4 +531,66 @@ TEST_CASE("the stored long form, read with mdb_dump: the first 502 bytes, 0xFF, 
   }
 }
 
+// Point reads route their key by what the backend decided when its long-key routes last changed
+// (env_state::plain_max), not per read: routes set after the first reads, changed as ks::migrate
+// changes them, and taken off, reroute the reads at once, with and without a snapshot; a miss
+// leaves the caller's value alone.
+TEST_CASE("point reads follow long-key routes set after the first reads, changed and taken off", "[long_keys]") {
+  temp_dir dir;
+  ks::lmdb_backend b(dir.path());
+  const auto put = [&](const std::string& k, const std::string& v) {
+    ks::write_batch w;
+    w.put(k, v);
+    b.write(w, {});
+  };
+  // Whether k is stored plainly in the main database (read with LMDB directly).
+  const auto stored_plainly = [&](const std::string& k) {
+    MDB_txn* t = nullptr;
+    REQUIRE(::mdb_txn_begin(b.native(), nullptr, MDB_RDONLY, &t) == MDB_SUCCESS);
+    MDB_val mk{k.size(), const_cast<char*>(k.data())};
+    MDB_val mv{0, nullptr};
+    const int rc = ::mdb_get(t, b.native_dbi(), &mk, &mv);
+    ::mdb_txn_abort(t);
+    return rc == MDB_SUCCESS;
+  };
+  const auto read = [&](const std::string& k) -> std::optional<std::string> {
+    std::string v = "untouched";
+    const bool found = b.get(k, v, nullptr);
+    const auto snap = b.snapshot();
+    std::string in_snap = "untouched";
+    CHECK(b.get(k, in_snap, &snap) == found);
+    CHECK(in_snap == v);
+    if (!found) {
+      CHECK(v == "untouched");
+      return std::nullopt;
+    }
+    return v;
+  };
+  const std::string k505 = "L" + std::string(504, 'x');  // within LMDB's 511 bytes, beyond 502
+  const std::string k2000 = "L" + std::string(1999, 'y');
+  put("L-short", "s");
+  CHECK(read("L-short") == std::optional<std::string>("s"));  // no long keys yet
+  const ks::long_key_route routes[] = {{"L", true, false}};
+  b.long_keys(routes);
+  put(k505, "long");
+  put(k2000, "longer");
+  CHECK_FALSE(stored_plainly(k505));  // the long form
+  CHECK(read(k505) == std::optional<std::string>("long"));
+  CHECK(read(k2000) == std::optional<std::string>("longer"));
+  CHECK(read("L-short") == std::optional<std::string>("s"));
+  CHECK(read(k505 + "z") == std::nullopt);
+  // ks::migrate taking the marker off: new keys stored plainly, both forms read.
+  const ks::long_key_route leaving[] = {{"L", false, true}};
+  b.long_keys(leaving);
+  put(k505 + "p", "plain");
+  CHECK(stored_plainly(k505 + "p"));
+  CHECK(read(k505) == std::optional<std::string>("long"));
+  CHECK(read(k505 + "p") == std::optional<std::string>("plain"));
+  // No routes: every key up to 511 bytes is read plainly, a longer one is absent.
+  b.long_keys({});
+  CHECK(read(k505 + "p") == std::optional<std::string>("plain"));
+  CHECK(read("L-short") == std::optional<std::string>("s"));
+  CHECK(read(k2000) == std::nullopt);
+}
+
 }  // namespace lmdb_long_keys_test

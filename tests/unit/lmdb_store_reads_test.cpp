@@ -92,4 +92,40 @@ TEST_CASE("lmdb: a transaction's reads see the state it locked while another sna
   CHECK(before.get<message_count>({"q"}) == 1);
 }
 
+// get_into on LMDB reads the engine's bytes straight into the caller's value (the backend's reads
+// leave it alone on a miss: backend_with_value_kept_on_miss); a miss, in the store, a snapshot
+// and a transaction (a key never written, one the transaction erased), leaves it unchanged.
+TEST_CASE("lmdb: get_into reads into the caller's value and leaves it alone on a miss", "[lmdb][store][reads]") {
+  static_assert(ks::backend_with_value_kept_on_miss<ks::lmdb_backend>);
+  temp_dir dir("lmdb-get-into");
+  lmdb_store db(dir.path());
+  db.put<message_metadata>({"q", 1}, ks::bytes(std::string("a\0b", 3)));
+  db.put<message_destination>({1}, std::string(1000, 'd'));
+  ks::bytes b("previous, longer content");
+  std::string s = "kept";
+  CHECK_FALSE(db.get_into<message_metadata>({"q", 2}, b));
+  CHECK(b == ks::bytes("previous, longer content"));
+  CHECK_FALSE(db.get_into<message_destination>({2}, s));
+  CHECK(s == "kept");
+  CHECK(db.get_into<message_metadata>({"q", 1}, b));
+  CHECK(b == ks::bytes(std::string("a\0b", 3)));
+  CHECK(db.get_into<message_destination>({1}, s));
+  CHECK(s == std::string(1000, 'd'));
+  const auto snap = db.snapshot();
+  db.put<message_destination>({2}, "after the snapshot");
+  CHECK_FALSE(snap.get_into<message_destination>({2}, s));
+  CHECK(s == std::string(1000, 'd'));
+  CHECK(snap.get_into<message_destination>({1}, s));
+  {
+    auto tx = db.transaction();
+    tx.erase<message_destination>({1});
+    s = "kept";
+    CHECK_FALSE(tx.get_into<message_destination>({1}, s));
+    CHECK_FALSE(tx.get_into<message_destination>({3}, s));
+    CHECK(s == "kept");
+    CHECK(tx.get_into<message_destination>({2}, s));
+    CHECK(s == "after the snapshot");
+  }
+}
+
 }  // namespace lmdb_store_reads_test

@@ -152,15 +152,20 @@ class lmdb_backend {
   // when the key is absent (an empty key or one longer than limits().max_key_bytes is always absent).
   // Errors: backend_error "mdb_get" (corrupt page, I/O error); with snap == nullptr also those
   // of snapshot() (limit_error when no reader slot is free or a resize does not finish).
-  bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
-    if (key.empty() || (key.size() > s_->max_key && lmdb_detail::long_route_of(*s_, key) == nullptr)) return false;
-    if (snap != nullptr) {
-      std::lock_guard lk(snap->h_->mu);
-      return lmdb_detail::lookup(*s_, snap->h_->txn, key, value);
-    }
+  // `value` is assigned only when the key is found: a miss or an error leaves it unchanged.
+  KEYSCHEMA_ALWAYS_INLINE bool get(std::string_view key, std::string& value, const snapshot_type* snap) const {
+    if (snap != nullptr) return get_in(key, value, *snap);
+    const lmdb_detail::env_state& s = *s_;
+    // The usual key is read plainly in the main database; the others are routed (lookup.hpp).
+    const bool plain = lmdb_detail::plain_key(s, key);
+    if (!plain && !lmdb_detail::storable_key(s, key)) [[unlikely]] return false;
     lmdb_detail::read_lease lease(*s_);
-    return lmdb_detail::lookup(*s_, lease.txn, key, value);
+    return plain ? lmdb_detail::lookup_in(s, lease.txn, s.dbi, key, value)
+                 : lmdb_detail::lookup_routed(s, lease.txn, key, value);
   }
+  // get() leaves `value` unchanged when it returns false or throws (backend.hpp,
+  // backend_with_value_kept_on_miss): a store's get_into reads straight into the caller's value.
+  static constexpr bool get_keeps_value_on_miss = true;
 
   // Applies the batch atomically in one LMDB write transaction; later operations on the same
   // key win. opts.sync: the commit is on stable storage when write() returns (LMDB's synchronous
@@ -311,9 +316,7 @@ class lmdb_backend {
       }
     }
     for (std::size_t i = 0; i < missing.size(); ++i) {
-      s_->router.add(missing[i]);
-      s_->dbis.push_back(opened.empty() ? s_->dbi : opened[i]);
-      s_->present.push_back(static_cast<char>(opened.empty() ? 0 : 1));
+      s_->add_placement(missing[i], opened.empty() ? s_->dbi : opened[i], !opened.empty());
     }
     s_->router.set_routes(routes);
   }
@@ -350,7 +353,7 @@ class lmdb_backend {
     }
     std::vector<lmdb_detail::env_state::long_route> out;
     for (const long_key_route& r : routes) out.push_back({std::string(r.prefix), r.encode, !r.encode || r.plain_too});
-    s_->long_routes = std::move(out);
+    s_->set_long_routes(std::move(out));
   }
 
   // What write() accepts: max_key_bytes = mdb_env_get_maxkeysize (511 bytes in a default LMDB
@@ -400,6 +403,13 @@ class lmdb_backend {
         (on[0] != 0 || (!range.upper.empty() && range.upper <= lmdb_detail::placement_db_prefix.substr(0, 1))))
       return placed(lmdb_cursor(*s_, range, s_->dbis[on[0]]));
     return lmdb_cursor::merged(*s_, lmdb_detail::new_read_handle(*s_), false, range);
+  }
+
+  // get() in *snap.
+  [[gnu::noinline]] bool get_in(std::string_view key, std::string& value, const snapshot_type& snap) const {
+    if (!lmdb_detail::plain_key(*s_, key) && !lmdb_detail::storable_key(*s_, key)) return false;
+    std::lock_guard lk(snap.h_->mu);
+    return lmdb_detail::lookup(*s_, snap.h_->txn, key, value);
   }
 
   std::unique_ptr<lmdb_detail::env_state> s_;

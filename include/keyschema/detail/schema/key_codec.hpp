@@ -65,6 +65,15 @@ void decode_field_into(tuple::reader& r, T& out) {
   }
 }
 
+// The calling thread's buffer for a key that is only looked up and does not take the direct
+// path (key_codec::write_key with no output string: key_arg::encoded), cleared. Its contents stay
+// valid until the thread's next such key. Out of line: the usual key never needs it.
+[[gnu::noinline]] inline std::string& read_spill() {
+  thread_local std::string spill;
+  spill.clear();
+  return spill;
+}
+
 template <class KS>
 struct key_codec {
   using key_type = typename KS::key_type;
@@ -86,13 +95,14 @@ struct key_codec {
 
   // As encode() and encode_prefix(), without the copy of the usual key into a string: a key
   // made of literals, integers and plain text (at most direct_room bytes) is written into buf,
-  // any other is appended to out. Returns the key: in buf, or the bytes appended to out; valid
-  // until buf or out changes. A point read looks its key up from there.
-  static std::string_view write_key(std::string& out, key_buffer& buf, const key_type& k) {
+  // any other is appended to *out, or, when out is nullptr (a key that is only looked up), to
+  // the calling thread's read_spill(). Returns the key: in buf, or the bytes appended; valid
+  // until buf or that string changes. A point read looks its key up from there.
+  static std::string_view write_key(std::string* out, key_buffer& buf, const key_type& k) {
     return write_segments<KS::segment_count>(out, buf, k, std::make_index_sequence<KS::segment_count>{});
   }
   template <class... P>
-  static std::string_view write_prefix(std::string& out, key_buffer& buf, const P&... p) {
+  static std::string_view write_prefix(std::string* out, key_buffer& buf, const P&... p) {
     static_assert(sizeof...(P) <= KS::field_count);
     constexpr std::size_t n = KS::prefix_segments[sizeof...(P)];
     return write_segments<n>(out, buf, std::forward_as_tuple(p...), std::make_index_sequence<n>{});
@@ -275,17 +285,18 @@ struct key_codec {
   template <std::size_t N, class Args, std::size_t... S>
   static void encode_segments(std::string& out, const Args& args, std::index_sequence<S...> seq) {
     key_buffer buf;
-    append_written(out, buf, write_segments<N>(out, buf, args, seq));
+    append_written(out, buf, write_segments<N>(&out, buf, args, seq));
   }
 
-  // The key into buf on the direct path, else appended to out (see write_key).
+  // The key into buf on the direct path, else appended to *out or read_spill() (see write_key).
   template <std::size_t N, class Args, std::size_t... S>
-  KEYSCHEMA_ALWAYS_INLINE static std::string_view write_segments(std::string& out, key_buffer& buf, const Args& args,
+  KEYSCHEMA_ALWAYS_INLINE static std::string_view write_segments(std::string* out, key_buffer& buf, const Args& args,
                                                                  std::index_sequence<S...> seq) {
     if (const std::size_t n = write_direct(buf, args, seq); n != no_direct) return std::string_view(buf.data, n);
-    const std::size_t start = out.size();
-    (encode_segment<S>(out, args), ...);
-    return std::string_view(out).substr(start);
+    std::string& o = out != nullptr ? *out : read_spill();
+    const std::size_t start = o.size();
+    (encode_segment<S>(o, args), ...);
+    return std::string_view(o).substr(start);
   }
 
   // Writes the segments into buf when each takes the direct path and their bounds fit; returns

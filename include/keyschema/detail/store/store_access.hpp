@@ -28,6 +28,13 @@ struct store_access {
     return s.raw_get(key, value);
   }
 
+  // Whether the source's raw_get leaves value unchanged when it returns false or throws (its
+  // backend is a backend_with_value_kept_on_miss).
+  template <class Source>
+  static constexpr bool raw_get_keeps_value() {
+    return Source::raw_get_keeps_value_;
+  }
+
   // A backend cursor over r as the source sees it. REQUIRES: the source outlives the cursor.
   template <class Source>
   static auto raw_cursor(const Source& s, const key_range& r) -> decltype(s.raw_cursor(r)) {

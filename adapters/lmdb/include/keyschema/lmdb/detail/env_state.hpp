@@ -60,6 +60,9 @@ namespace lmdb_detail {
 #endif
 
 inline constexpr int max_resize_retries = 16;
+// The bytes of a long key kept in its LMDB key (long_keys.hpp, the long form); a key of a
+// keyspace with long keys that is longer is stored in the long form.
+inline constexpr std::size_t long_head = 502;
 inline constexpr std::size_t default_page = 4096;           // rounding before the env is open
 
 // One object of T kept for reuse in a lock-free slot: take() empties it, offer() fills it when
@@ -106,7 +109,8 @@ struct env_state {
   // The placements (keyschema::placed): router names them (index 0: the default placement, the
   // main database dbi); dbis[i] is the named database of placement i when present[i] (a
   // read-only environment may lack one: it then holds nothing). Set up at open and by
-  // lmdb_backend::place(), before the backend is shared; read-only afterwards.
+  // lmdb_backend::place(), before the backend is shared; read-only afterwards. Placements are
+  // added through add_placement() only (it keeps plain_max right).
   detail::placement_router router;
   std::vector<MDB_dbi> dbis{0};
   std::vector<char> present{1};
@@ -114,7 +118,8 @@ struct env_state {
   bool single() const noexcept { return dbis.size() == 1; }
   // The keyspaces with long keys (keyschema::long_keys), by key prefix: a key of one longer than
   // long_head bytes is stored in the long form (long_keys.hpp). Set by lmdb_backend::long_keys()
-  // before the backend is shared; read-only afterwards.
+  // through set_long_routes() (it keeps plain_max right), before the backend is shared;
+  // read-only afterwards.
   struct long_route {
     std::string prefix;
     bool encode = true;     // puts store the long form (false: plainly; ks::migrate taking the marker off)
@@ -123,6 +128,32 @@ struct env_state {
   std::vector<long_route> long_routes;
   bool read_only = false;
   std::size_t max_key = 0;
+  // The routing of point reads, decided once per change of the placements, the long-key routes
+  // or max_key instead of per read: a key of 1 to plain_max bytes is read plainly in the main
+  // database (lookup.hpp's fast path), any other key takes the routed path (empty or too long:
+  // absent; a long key of a keyspace with long keys; a placement's key). plain_max is 0 while a
+  // placement exists (every key is routed), else max_key, or at most long_head while a keyspace
+  // has long keys (a longer key of it may be stored in the long form). Set by
+  // routes_changed(), which add_placement(), set_long_routes() and open_env() call.
+  std::size_t plain_max = 0;
+  void routes_changed() noexcept {
+    plain_max = !single() ? 0 : long_routes.empty() ? max_key : std::min(max_key, long_head);
+  }
+  // Adds placement `name`, read from dbi when `is_present` (see router, dbis, present).
+  // Errors: std::bad_alloc (nothing is added then).
+  void add_placement(std::string_view name, MDB_dbi db, bool is_present) {
+    dbis.reserve(dbis.size() + 1);
+    present.reserve(present.size() + 1);
+    router.add(name);
+    dbis.push_back(db);  // no longer throws: reserved
+    present.push_back(static_cast<char>(is_present ? 1 : 0));
+    routes_changed();
+  }
+  // Replaces the long-key routes.
+  void set_long_routes(std::vector<long_route> routes) noexcept {
+    long_routes = std::move(routes);
+    routes_changed();
+  }
   std::size_t page = default_page;
   std::size_t ceiling = 0;
   std::atomic<std::size_t> map_size{0};
@@ -229,12 +260,13 @@ struct env_state {
   KEYSCHEMA_ALWAYS_INLINE thread_reader* enter_thread_reader() noexcept {
     thread_reader* r = this_thread_reader(generation, readers, gate);
     if (r == nullptr || !gate.try_enter(*r)) [[unlikely]] return nullptr;
-    if (r->txn != nullptr) [[likely]] {
-      bool raced;
-      const int rc = begin_counted(r->txn, raced);
-      if (rc == MDB_SUCCESS && !raced) [[likely]] return r;
+    if (MDB_txn* const t = r->txn; t != nullptr) [[likely]] {
+      // begin_counted's renewal, with the transaction known to exist.
+      const std::uint64_t before = commit_events.load(std::memory_order_acquire);
+      const int rc = ::mdb_txn_renew(t);
+      if (rc == MDB_SUCCESS && commit_events_after() - before < 2) [[likely]] return r;
       if (rc == MDB_SUCCESS) {
-        ::mdb_txn_reset(r->txn);  // the slow path renews it again
+        ::mdb_txn_reset(t);  // raced a commit: the slow path renews it again
       } else {
         ::mdb_txn_abort(std::exchange(r->txn, nullptr));  // the slow path begins a new one
       }

@@ -59,7 +59,7 @@
 KEYSCHEMA_BEGIN_NAMESPACE
 namespace lmdb_detail {
 
-inline constexpr std::size_t long_head = 502;                          // bytes of the key kept in the LMDB key
+// long_head (502, env_state.hpp): the bytes of the key kept in the LMDB key.
 inline constexpr char long_marker = '\xff';                            // after them
 inline constexpr std::size_t long_tie = 8;                             // the tie-breaker, big-endian
 inline constexpr std::size_t long_stored = long_head + 1 + long_tie;  // 511: the LMDB key of a long form

@@ -32,7 +32,10 @@ namespace lmdb_detail {
   lmdb_detail::throw_status("keyschema::lmdb_backend::get: read failed on " + s.path, "mdb_get", rc);
 }
 
-inline bool lookup_in(const env_state& s, MDB_txn* txn, MDB_dbi dbi, std::string_view key, std::string& value) {
+// mdb_get of key in dbi; value is assigned only when the key is found (a miss or an error leaves
+// it unchanged, as every lookup here does: lmdb_backend's get_keeps_value_on_miss).
+KEYSCHEMA_ALWAYS_INLINE bool lookup_in(const env_state& s, MDB_txn* txn, MDB_dbi dbi, std::string_view key,
+                                       std::string& value) {
   MDB_val k{key.size(), const_cast<char*>(key.data())};
   MDB_val v{0, nullptr};
   const int rc = ::mdb_get(txn, dbi, &k, &v);
@@ -42,19 +45,39 @@ inline bool lookup_in(const env_state& s, MDB_txn* txn, MDB_dbi dbi, std::string
   return true;
 }
 
-// Reads key in the named database of its placement (and of the placement it is moving from,
-// during ks::migrate), or in the main database when nothing is placed.
-// A long key of a keyspace with long keys is searched in its group (long_keys.hpp).
-inline bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::string& value) {
-  if (may_be_long(s, key.size())) [[unlikely]] {
+// Whether lookup() reads key plainly in the main database: 1 to env_state::plain_max bytes (no
+// placement, and not a key a keyspace with long keys may hold in the long form).
+KEYSCHEMA_ALWAYS_INLINE bool plain_key(const env_state& s, std::string_view key) noexcept {
+  return key.size() - 1 < s.plain_max;  // an empty key wraps around: not plain
+}
+
+// Whether key can be stored at all: not empty, and at most max_key bytes unless a keyspace with
+// long keys holds it (lmdb_backend::get answers "absent" without a transaction otherwise).
+inline bool storable_key(const env_state& s, std::string_view key) noexcept {
+  return !key.empty() && (key.size() <= s.max_key || long_route_of(s, key) != nullptr);
+}
+
+// lookup() of a key that is not plain_key(): every route.
+[[gnu::noinline]] inline bool lookup_routed(const env_state& s, MDB_txn* txn, std::string_view key,
+                                            std::string& value) {
+  if (may_be_long(s, key.size())) {
     if (const env_state::long_route* r = long_route_of(s, key)) return lookup_long(s, txn, key, *r, value);
   }
   if (key.empty() || key.size() > s.max_key) return false;
-  if (s.single()) [[likely]] return lookup_in(s, txn, s.dbi, key, value);
+  if (s.single()) return lookup_in(s, txn, s.dbi, key, value);
   const detail::placement_router::target t = s.router.route(key);
   if (s.present[t.to] && lookup_in(s, txn, s.dbis[t.to], key, value)) return true;
   return t.also != detail::placement_router::none && s.present[t.also] &&
          lookup_in(s, txn, s.dbis[t.also], key, value);
+}
+
+// Reads key in the named database of its placement (and of the placement it is moving from,
+// during ks::migrate), or in the main database when nothing is placed.
+// A long key of a keyspace with long keys is searched in its group (long_keys.hpp).
+// The usual key (plain_key) is read here, any other by lookup_routed.
+KEYSCHEMA_ALWAYS_INLINE bool lookup(const env_state& s, MDB_txn* txn, std::string_view key, std::string& value) {
+  if (plain_key(s, key)) [[likely]] return lookup_in(s, txn, s.dbi, key, value);
+  return lookup_routed(s, txn, key, value);
 }
 
 // Whether the condition c holds, given whether its key was found and, if so, its value.
@@ -180,12 +203,12 @@ inline void remember_guards(env_state& s, std::size_t id, write_guards g, const 
 // A short read transaction, released at scope exit: the calling thread's own reader
 // (env_state::enter_thread_reader), or one from the pool when that is not available.
 struct read_lease {
-  explicit read_lease(env_state& s) : st(s), r(s.enter_thread_reader()) {
+  KEYSCHEMA_ALWAYS_INLINE explicit read_lease(env_state& s) : st(s), r(s.enter_thread_reader()) {
     txn = r != nullptr ? r->txn : s.acquire_read_outlined();
   }
   read_lease(const read_lease&) = delete;
   read_lease& operator=(const read_lease&) = delete;
-  ~read_lease() {
+  KEYSCHEMA_ALWAYS_INLINE ~read_lease() {
     if (r != nullptr) [[likely]] {
       st.leave_thread_reader(*r);
     } else {

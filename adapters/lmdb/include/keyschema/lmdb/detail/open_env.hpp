@@ -67,9 +67,7 @@ inline void open_placements(env_state& s, MDB_txn* txn, const std::string& where
                                     full.substr(placement_db_prefix.size()) + "' in " + s.path,
                                 "mdb_dbi_open", rc);
     }
-    s.router.add(std::string_view(full).substr(placement_db_prefix.size()));
-    s.dbis.push_back(dbi);
-    s.present.push_back(1);
+    s.add_placement(std::string_view(full).substr(placement_db_prefix.size()), dbi, true);
   }
 }
 
@@ -221,6 +219,7 @@ inline std::unique_ptr<env_state> open_env(const std::filesystem::path& path, co
   // Point reads: a transaction per reading thread, for at most half the reader slots (LMDB's are
   // shared by every process; the other threads' reads use the pool).
   s->readers.cap = readers / 2;
+  s->routes_changed();  // max_key and the placements are known now
   return s;
 }
 

@@ -80,6 +80,8 @@ using reader_cache = detail::thread_readers<reader_registry>;
 // registered with gate), or nullptr when the environment had none left for this thread.
 KEYSCHEMA_ALWAYS_INLINE thread_reader* this_thread_reader(std::uint64_t gen, reader_registry& registry,
                                                           txn_gate& gate) noexcept {
+  // The front entry first: the environment the thread read last (claim() puts a new one there).
+  if (reader_cache::tls[0].gen == gen) [[likely]] return reader_cache::tls[0].r;
   if (const reader_cache::cached_reader* c = reader_cache::find(gen)) return c->r;
   return reader_cache::claim(gen, registry, [&gate](thread_reader& r) { gate.add_slot(&r); });
 }
