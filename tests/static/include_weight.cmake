@@ -15,8 +15,12 @@
 #   - the store, the memory backend, scans and every adapter header do not bring the broker
 #     features (prepared.hpp, chunked.hpp, migrate.hpp and their detail headers), which a program
 #     that only uses a store over one engine does not need to parse;
-#   - with MODE=compile, each header compiles on its own (-fsyntax-only: it includes what it
-#     uses). MODE=preprocess (the default) only preprocesses, which is enough for the rules above.
+#   - with MODE=compile, each public header (not under a detail/ directory) compiles on its own
+#     (-fsyntax-only: it includes what it uses). A detail header is only ever included through a
+#     public one, each of which is compiled alone here, so a detail header that relies on what its
+#     includer brought fails there as soon as that changes; compiling the 72 detail headers alone
+#     too cost half of the test's 106 s of CPU. MODE=preprocess (the default) only preprocesses
+#     every header, detail ones included, which is enough for the rules above.
 # A failure names the header, the standard or keyschema header it brought, and the header that
 # included that one.
 #
@@ -55,6 +59,9 @@ foreach(root IN LISTS ROOTS)
   file(GLOB_RECURSE headers RELATIVE "${root}" "${root}/keyschema/*.hpp")
   list(SORT headers)
   foreach(h IN LISTS headers)
+    if(MODE STREQUAL "compile" AND h MATCHES "/detail/")
+      continue()
+    endif()
     math(EXPR checked "${checked} + 1")
     string(MAKE_C_IDENTIFIER "${h}" stem)
     set(tu "${WORK}/${stem}.cpp")
