@@ -235,8 +235,14 @@ struct env_state {
   KEYSCHEMA_ALWAYS_INLINE int begin_counted(MDB_txn*& t, bool& raced) noexcept {
     const std::uint64_t before = commit_events.load(std::memory_order_acquire);
     const int rc = t != nullptr ? ::mdb_txn_renew(t) : ::mdb_txn_begin(env, nullptr, MDB_RDONLY, &t);
-    raced = rc == MDB_SUCCESS && commit_events_after() - before >= 2;
+    raced = rc == MDB_SUCCESS && raced_since(before);
     return rc;
+  }
+
+  // Whether a transaction begun or renewed after commit_events read `before` may hold an older
+  // state than the latest commit's (two events: a commit began and ended meanwhile).
+  KEYSCHEMA_ALWAYS_INLINE bool raced_since(std::uint64_t before) noexcept {
+    return commit_events_after() - before >= 2;
   }
 
   // commit_events, read after LMDB's reads of the meta page (in mdb_txn_renew/mdb_txn_begin):
@@ -264,7 +270,7 @@ struct env_state {
       // begin_counted's renewal, with the transaction known to exist.
       const std::uint64_t before = commit_events.load(std::memory_order_acquire);
       const int rc = ::mdb_txn_renew(t);
-      if (rc == MDB_SUCCESS && commit_events_after() - before < 2) [[likely]] return r;
+      if (rc == MDB_SUCCESS && !raced_since(before)) [[likely]] return r;
       if (rc == MDB_SUCCESS) {
         ::mdb_txn_reset(t);  // raced a commit: the slow path renews it again
       } else {
