@@ -17,6 +17,7 @@
 #include <leveldb/iterator.h>
 #include <leveldb/options.h>
 
+#include <support/direct_batch_checks.hpp>
 #include <support/temp_dir.hpp>
 #include <support/thrown.hpp>
 
@@ -402,46 +403,10 @@ TEST_CASE("leveldb_backend: a failed log write applies nothing", "[leveldb]") {
 static_assert(keyschema::backend_with_direct_batch<leveldb_backend>);
 static_assert(std::is_nothrow_move_constructible_v<keyschema::leveldb_direct_batch>);
 
-namespace {
-// wb's operations in a leveldb_direct_batch.
-keyschema::leveldb_direct_batch direct_of(const write_batch& wb) {
-  keyschema::leveldb_direct_batch d;
-  for (const write_batch::op o : wb) {
-    if (o.kind == write_batch::op_kind::put) {
-      d.put(o.key, o.value);
-    } else {
-      d.erase(o.key);
-    }
-  }
-  return d;
-}
-}  // namespace
-
 // What keyschema::store_batch commits on LevelDB: the engine's batch, built directly.
 TEST_CASE("leveldb_backend: leveldb_direct_batch's size, byte_size and append_to give back its operations in order",
           "[leveldb]") {
-  write_batch wb;
-  wb.put("a", "1");
-  wb.erase("b");
-  wb.put("a", std::string(3000, 'x'));
-  wb.put("", "");
-  keyschema::leveldb_direct_batch d = direct_of(wb);
-  CHECK(d.size() == wb.size());
-  CHECK(d.byte_size() == wb.byte_size());
-  CHECK(d.largest_entry() == 3001);
-  write_batch back;
-  back.put("before", "kept");
-  d.append_to(back);
-  REQUIRE(back.size() == 5);
-  for (std::size_t i = 0; i < wb.size(); ++i) {
-    CHECK(back[i + 1].kind == wb[i].kind);
-    CHECK(back[i + 1].key == wb[i].key);
-    CHECK(back[i + 1].value == wb[i].value);
-  }
-  d.clear();
-  CHECK(d.size() == 0);
-  CHECK(d.byte_size() == 0);
-  CHECK(d.largest_entry() == 0);
+  keyschema::testing::check_direct_batch_gives_back<keyschema::leveldb_direct_batch>();
 }
 
 TEST_CASE("leveldb_backend: write_direct writes as write() does", "[leveldb]") {
@@ -453,7 +418,7 @@ TEST_CASE("leveldb_backend: write_direct writes as write() does", "[leveldb]") {
   leveldb_backend& db = f.db;
   const auto write = [&](const write_batch& wb, write_options o) {
     if (!direct) return db.write(wb, o);
-    keyschema::leveldb_direct_batch d = direct_of(wb);
+    keyschema::leveldb_direct_batch d = keyschema::testing::direct_of<keyschema::leveldb_direct_batch>(wb);
     db.write_direct(d, o);
     CHECK(d.size() == wb.size());  // left as it was
   };
@@ -495,7 +460,7 @@ TEST_CASE("leveldb_backend: write_direct writes as write() does", "[leveldb]") {
     wb.put(std::string(20, 'k'), "");                   // 20: the largest
     const auto e = thrown<keyschema::limit_error>([&] {
       if (!direct) return small.write(wb, {});
-      keyschema::leveldb_direct_batch d = direct_of(wb);
+      keyschema::leveldb_direct_batch d = keyschema::testing::direct_of<keyschema::leveldb_direct_batch>(wb);
       small.write_direct(d, {});
     });
     REQUIRE(e);

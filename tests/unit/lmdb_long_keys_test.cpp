@@ -10,6 +10,7 @@
 #include <keyschema/keyschema.hpp>
 #include <keyschema/lmdb.hpp>
 
+#include <support/lmdb_point_reads.hpp>
 #include <support/temp_dir.hpp>
 #include <support/thrown.hpp>
 
@@ -543,29 +544,8 @@ TEST_CASE("point reads follow long-key routes set after the first reads, changed
     w.put(k, v);
     b.write(w, {});
   };
-  // Whether k is stored plainly in the main database (read with LMDB directly).
-  const auto stored_plainly = [&](const std::string& k) {
-    MDB_txn* t = nullptr;
-    REQUIRE(::mdb_txn_begin(b.native(), nullptr, MDB_RDONLY, &t) == MDB_SUCCESS);
-    MDB_val mk{k.size(), const_cast<char*>(k.data())};
-    MDB_val mv{0, nullptr};
-    const int rc = ::mdb_get(t, b.native_dbi(), &mk, &mv);
-    ::mdb_txn_abort(t);
-    return rc == MDB_SUCCESS;
-  };
-  const auto read = [&](const std::string& k) -> std::optional<std::string> {
-    std::string v = "untouched";
-    const bool found = b.get(k, v, nullptr);
-    const auto snap = b.snapshot();
-    std::string in_snap = "untouched";
-    CHECK(b.get(k, in_snap, &snap) == found);
-    CHECK(in_snap == v);
-    if (!found) {
-      CHECK(v == "untouched");
-      return std::nullopt;
-    }
-    return v;
-  };
+  const auto stored_plainly = [&](const std::string& k) { return ks::testing::in_main_database(b, k); };
+  const auto read = [&](const std::string& k) { return ks::testing::checked_read(b, k); };
   const std::string k505 = "L" + std::string(504, 'x');  // within LMDB's 511 bytes, beyond 502
   const std::string k2000 = "L" + std::string(1999, 'y');
   put("L-short", "s");

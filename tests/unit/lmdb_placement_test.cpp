@@ -10,6 +10,7 @@
 #include <keyschema/lmdb.hpp>
 
 #include <support/placement_crash.hpp>
+#include <support/lmdb_point_reads.hpp>
 #include <support/temp_dir.hpp>
 
 #include <catch2/catch.hpp>
@@ -192,29 +193,8 @@ TEST_CASE("lmdb: point reads follow placements added after the first reads and a
     w.put(k, v);
     b.write(w, {});
   };
-  // Whether k is stored in the main database itself (read with LMDB directly).
-  const auto in_main = [&](const std::string& k) {
-    MDB_txn* t = nullptr;
-    REQUIRE(::mdb_txn_begin(b.native(), nullptr, MDB_RDONLY, &t) == MDB_SUCCESS);
-    MDB_val mk{k.size(), const_cast<char*>(k.data())};
-    MDB_val mv{0, nullptr};
-    const int rc = ::mdb_get(t, b.native_dbi(), &mk, &mv);
-    ::mdb_txn_abort(t);
-    return rc == MDB_SUCCESS;
-  };
-  const auto read = [&](const std::string& k) -> std::optional<std::string> {
-    std::string v = "untouched";
-    const bool found = b.get(k, v, nullptr);
-    const auto snap = b.snapshot();
-    std::string in_snap = "untouched";
-    CHECK(b.get(k, in_snap, &snap) == found);
-    CHECK(in_snap == v);
-    if (!found) {
-      CHECK(v == "untouched");
-      return std::nullopt;
-    }
-    return v;
-  };
+  const auto in_main = [&](const std::string& k) { return ks::testing::in_main_database(b, k); };
+  const auto read = [&](const std::string& k) { return ks::testing::checked_read(b, k); };
   put("M1", "m");
   CHECK(read("M1") == std::optional<std::string>("m"));  // nothing placed yet
   const ks::placement_route queues[] = {{"Q", "queues", std::nullopt}};

@@ -25,6 +25,7 @@
 #include <rocksdb/env.h>
 #include <rocksdb/options.h>
 
+#include <support/direct_batch_checks.hpp>
 #include <support/temp_dir.hpp>
 #include <support/thrown.hpp>
 
@@ -213,50 +214,11 @@ static_assert(ks::backend_with_direct_batch<rocksdb_backend>);
 static_assert(ks::detail::direct_batch_for<rocksdb_backend>);
 static_assert(std::is_nothrow_move_constructible_v<ks::rocksdb_direct_batch>);
 
-namespace {
-// wb's operations in a rocksdb_direct_batch.
-ks::rocksdb_direct_batch direct_of(const write_batch& wb) {
-  ks::rocksdb_direct_batch d;
-  for (const write_batch::op o : wb) {
-    if (o.kind == write_batch::op_kind::put) {
-      d.put(o.key, o.value);
-    } else {
-      d.erase(o.key);
-    }
-  }
-  return d;
-}
-}  // namespace
-
 // What keyschema::store_batch commits on RocksDB without placements: the engine's batch, built
 // directly (with placements: rocksdb_placement_test.cpp, whose batches land in their families).
 TEST_CASE("rocksdb_backend: rocksdb_direct_batch's size, byte_size and append_to give back its operations in order",
           "[rocksdb]") {
-  write_batch wb;
-  wb.put("a", "1");
-  wb.erase("b");
-  wb.put("a", std::string(3000, 'x'));
-  wb.put("", "");
-  ks::rocksdb_direct_batch d = direct_of(wb);
-  CHECK(d.size() == wb.size());
-  CHECK(d.byte_size() == wb.byte_size());
-  CHECK(d.largest_entry() == 3001);
-  write_batch back;
-  back.put("before", "kept");
-  d.append_to(back);
-  REQUIRE(back.size() == 5);
-  for (std::size_t i = 0; i < wb.size(); ++i) {
-    CHECK(back[i + 1].kind == wb[i].kind);
-    CHECK(back[i + 1].key == wb[i].key);
-    CHECK(back[i + 1].value == wb[i].value);
-  }
-  d.clear();
-  CHECK(d.size() == 0);
-  CHECK(d.byte_size() == 0);
-  CHECK(d.largest_entry() == 0);
-  write_batch none;
-  d.append_to(none);
-  CHECK(none.empty());
+  ks::testing::check_direct_batch_gives_back<ks::rocksdb_direct_batch>();
 }
 
 TEST_CASE("rocksdb_backend: write_direct writes as write() does", "[rocksdb]") {
@@ -270,7 +232,7 @@ TEST_CASE("rocksdb_backend: write_direct writes as write() does", "[rocksdb]") {
   rocksdb_backend db(dir.path() / "db", o);
   const auto write = [&](const write_batch& wb, write_options wo) {
     if (!direct) return db.write(wb, wo);
-    ks::rocksdb_direct_batch d = direct_of(wb);
+    ks::rocksdb_direct_batch d = ks::testing::direct_of<ks::rocksdb_direct_batch>(wb);
     db.write_direct(d, wo);
     CHECK(d.size() == wb.size());  // left as it was
   };
